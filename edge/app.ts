@@ -1,0 +1,37 @@
+import { PatternRouter } from "hono/router/pattern-router";
+import { AppError, ProblemSchema } from "../shared/errors";
+import { createApp } from "./lib/openapi";
+import { onError, problemResponse } from "./lib/problem";
+import { cdn } from "./routes/cdn";
+import { me } from "./routes/me";
+import { signedUploads, uploads } from "./routes/uploads";
+
+/** The whole HTTP surface of the Worker, built from one sub-app per resource. */
+export function buildApp() {
+  const app = createApp();
+  app.route("/", me);
+  app.route("/", uploads);
+  app.route("/", signedUploads);
+  app.route("/", cdn);
+
+  app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", { type: "http", scheme: "bearer", description: "An API key: ffe_..." });
+  app.openAPIRegistry.register("Problem", ProblemSchema);
+  app.doc31("/openapi.json", {
+    openapi: "3.1.0",
+    info: { title: "ffedge", version: "1.0.0", description: "ffmpeg as a cloud service: tasks, live progress and temporary file storage." },
+  });
+
+  const methodsByPath = new PatternRouter<string>();
+  for (const route of app.routes) if (route.method !== "ALL") methodsByPath.add("ALL", route.path, route.method);
+
+  app.notFound((c) => {
+    const allowed = [...new Set(methodsByPath.match("ALL", c.req.path)[0].map(([method]) => method))];
+    if (allowed.length > 0) {
+      const error = new AppError("METHOD_NOT_ALLOWED", `${c.req.method} is not allowed on ${c.req.path}; use ${allowed.join(", ")}.`);
+      return problemResponse(error, { allow: allowed.join(", ") });
+    }
+    return problemResponse(new AppError("NOT_FOUND", `There is no route ${c.req.method} ${c.req.path}.`));
+  });
+  app.onError(onError);
+  return app;
+}

@@ -1,0 +1,61 @@
+import { AppError } from "../../shared/errors";
+import type { UploadRecord } from "../../shared/schemas/files";
+import { config } from "../lib/config";
+import { SNIFF_BYTES, extensionFor, resolveContentType } from "./content-type";
+import { expiryFrom, insertFile, newUploadKey, sanitizeFilename, toUploadRecord } from "./records";
+import { peek, putStream } from "./stream-store";
+
+export interface IncomingFile {
+  body: ReadableStream<Uint8Array>;
+  declaredType?: string;
+  /** Exact byte length when known up front. */
+  length?: number;
+  filename?: string;
+  /** A key handed out in advance (signed uploads); otherwise a fresh one is made. */
+  key?: string;
+}
+
+/**
+ * The one path every upload method ends in: decide the type from the first bytes, stream the
+ * rest into R2, then record the row. Nothing is left behind when any step fails.
+ */
+export async function ingestUpload(env: Env, userId: string, file: IncomingFile): Promise<UploadRecord> {
+  const maxBytes = config(env).maxUploadBytes;
+  if (file.length !== undefined && file.length > maxBytes) {
+    await file.body.cancel().catch(() => {});
+    throw new AppError("PAYLOAD_TOO_LARGE", `The file is ${file.length} bytes; the limit is ${maxBytes} bytes.`, { limit: maxBytes });
+  }
+  const { head, body } = await peek(file.body, SNIFF_BYTES);
+  if (head.byteLength === 0) {
+    await body.cancel().catch(() => {});
+    throw new AppError("EMPTY_FILE", "The file is empty.");
+  }
+  let contentType: string;
+  try {
+    contentType = resolveContentType(file.declaredType, file.filename, head);
+  } catch (error) {
+    await body.cancel().catch(() => {});
+    throw error;
+  }
+  const originalName = sanitizeFilename(file.filename);
+  const key = file.key ?? newUploadKey(userId, extensionFor(contentType, originalName ?? undefined));
+  const now = new Date();
+  const expiresAt = expiryFrom(now, env);
+  const stored = await putStream(env.FILES, key, body, {
+    length: file.length,
+    maxBytes,
+    httpMetadata: { contentType },
+    customMetadata: { user_id: userId, expires_at: expiresAt },
+  });
+  const row = {
+    key, user_id: userId, kind: "upload" as const, task_id: null, size: stored.size, md5: stored.md5,
+    content_type: contentType, original_name: originalName, created_at: now.toISOString(), expires_at: expiresAt,
+  };
+  try {
+    await insertFile(env.DB, row);
+  } catch (error) {
+    await env.FILES.delete(key);
+    throw error;
+  }
+  return toUploadRecord(env, row);
+}

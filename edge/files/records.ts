@@ -1,0 +1,56 @@
+import { randomHex } from "../../shared/api-keys";
+import type { UploadRecord } from "../../shared/schemas/files";
+import { config } from "../lib/config";
+
+export interface FileRow {
+  key: string;
+  user_id: string;
+  kind: "upload" | "output";
+  task_id: string | null;
+  size: number;
+  md5: string | null;
+  content_type: string;
+  original_name: string | null;
+  created_at: string;
+  expires_at: string;
+}
+
+/** `uploads/<user_id>/<128-bit random hex>.<ext>`: nothing in a key comes from user text but the vetted extension. */
+export function newUploadKey(userId: string, extension: string): string {
+  return `uploads/${userId}/${randomHex(16)}.${extension}`;
+}
+
+export function expiryFrom(now: Date, env: Env): string {
+  return new Date(now.getTime() + config(env).fileTtlSeconds * 1000).toISOString();
+}
+
+export function publicUrls(env: Env, key: string): { url: string; cn_url: string } {
+  const { publicUrl, cnPublicUrl } = config(env);
+  const path = key.split("/").map(encodeURIComponent).join("/");
+  return { url: `${publicUrl}/${path}`, cn_url: `${cnPublicUrl}/${path}` };
+}
+
+export function toUploadRecord(env: Env, row: Pick<FileRow, "key" | "md5" | "size" | "content_type" | "expires_at">): UploadRecord {
+  return { ...publicUrls(env, row.key), key: row.key, md5: row.md5 ?? "", size: row.size, content_type: row.content_type, expires_at: row.expires_at };
+}
+
+export async function insertFile(db: D1Database, row: FileRow): Promise<void> {
+  await db
+    .prepare(
+      `INSERT INTO files (key, user_id, kind, task_id, size, md5, content_type, original_name, created_at, expires_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    )
+    .bind(row.key, row.user_id, row.kind, row.task_id, row.size, row.md5, row.content_type, row.original_name, row.created_at, row.expires_at)
+    .run();
+}
+
+/**
+ * Original file names are kept only as display metadata: control, format (bidi overrides)
+ * and path characters are dropped and the length is bounded.
+ */
+export function sanitizeFilename(name: string | undefined | null): string | null {
+  if (!name) return null;
+  const base = name.split(/[\\/]/).pop() ?? "";
+  const cleaned = base.replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu, "").replace(/^\.+/, "").trim().slice(0, 200);
+  return cleaned || null;
+}

@@ -1,0 +1,27 @@
+/** R2 deletes up to 1000 keys per call; D1 binds at most 100 parameters per statement. */
+const BATCH = 90;
+const MAX_BATCHES_PER_RUN = 50;
+
+/**
+ * The cron sweep: deletes expired objects, then their rows, in bounded batches. Deleting
+ * twice is harmless, so two sweeps running at once only repeat work. Returns how many went.
+ */
+export async function sweepExpiredFiles(env: Env, now = new Date()): Promise<number> {
+  const cutoff = now.toISOString();
+  let deleted = 0;
+  for (let batch = 0; batch < MAX_BATCHES_PER_RUN; batch++) {
+    const { results } = await env.DB.prepare("SELECT key FROM files WHERE expires_at <= ? ORDER BY expires_at LIMIT ?")
+      .bind(cutoff, BATCH)
+      .all<{ key: string }>();
+    if (results.length === 0) break;
+    const keys = results.map((row) => row.key);
+    // Objects first: a row without an object is harmless, an object without a row would never be swept.
+    await env.FILES.delete(keys);
+    await env.DB.prepare(`DELETE FROM files WHERE expires_at <= ? AND key IN (${keys.map(() => "?").join(",")})`)
+      .bind(cutoff, ...keys)
+      .run();
+    deleted += keys.length;
+    if (results.length < BATCH) break;
+  }
+  return deleted;
+}

@@ -1,0 +1,147 @@
+import { createRoute } from "@hono/zod-openapi";
+import { bodyLimit } from "hono/body-limit";
+import { AppError } from "../../shared/errors";
+import { Base64UploadSchema, SignUploadRequestSchema, SignUploadResponseSchema, UploadRecordSchema, UrlUploadSchema } from "../../shared/schemas/files";
+import { essence, extensionFor } from "../files/content-type";
+import { parseDataUri } from "../files/data-uri";
+import { ingestUpload } from "../files/ingest";
+import { withFilePart } from "../files/multipart";
+import { expiryFrom, newUploadKey, publicUrls, sanitizeFilename } from "../files/records";
+import { presignR2Put } from "../files/presign";
+import { requireApiKey } from "../lib/auth";
+import { config } from "../lib/config";
+import { guardedFetch } from "../lib/guarded-fetch";
+import { bearerSecurity, createApp, problemResponses } from "../lib/openapi";
+import { signToken, verifyToken } from "../lib/signed-token";
+
+const SIGNED_URL_TTL_SECONDS = 15 * 60;
+const REMOTE_DOWNLOAD_TIMEOUT_MS = 15 * 60 * 1000;
+// The multipart envelope (boundaries, part headers) on top of the file itself.
+const MULTIPART_OVERHEAD_BYTES = 64 * 1024;
+
+const recordResponse = {
+  201: { description: "The stored file", content: { "application/json": { schema: UploadRecordSchema } } },
+  ...problemResponses,
+  413: { description: "Larger than the upload limit" },
+};
+
+/** The storage service: `{storage_url}/api/upload/*`. */
+export const uploads = createApp();
+
+uploads.openAPIRegistry.registerPath({
+  method: "post",
+  path: "/api/upload/file",
+  tags: ["Storage"],
+  summary: "Upload a file as multipart/form-data (part 'file')",
+  security: bearerSecurity,
+  request: { body: { required: true, content: { "multipart/form-data": { schema: { type: "object", properties: { file: { type: "string", format: "binary" } }, required: ["file"] } } } } },
+  responses: recordResponse,
+});
+
+uploads.use("/api/upload/file", requireApiKey);
+uploads.post("/api/upload/file", async (c) => {
+  const declared = Number(c.req.header("content-length"));
+  const limit = config(c.env).maxUploadBytes;
+  if (Number.isFinite(declared) && declared > limit + MULTIPART_OVERHEAD_BYTES) {
+    throw new AppError("PAYLOAD_TOO_LARGE", `The request is ${declared} bytes; the file limit is ${limit} bytes.`, { limit });
+  }
+  const record = await withFilePart(c.req.raw, (part) =>
+    ingestUpload(c.env, c.get("userId"), { body: part.body, declaredType: part.declaredType, filename: part.filename }),
+  );
+  return c.json(record, 201);
+});
+
+uploads.use("/api/upload/base64", requireApiKey, async (c, next) =>
+  bodyLimit({
+    maxSize: Math.ceil((config(c.env).maxUploadBytes * 4) / 3) + MULTIPART_OVERHEAD_BYTES,
+    onError: () => {
+      throw new AppError("PAYLOAD_TOO_LARGE", `The decoded file would exceed the limit of ${config(c.env).maxUploadBytes} bytes.`);
+    },
+  })(c, next),
+);
+uploads.openapi(
+  createRoute({
+    method: "post", path: "/api/upload/base64", tags: ["Storage"], summary: "Upload a file as a base64 data URI", security: bearerSecurity,
+    request: { body: { required: true, content: { "application/json": { schema: Base64UploadSchema } } } },
+    responses: recordResponse,
+  }),
+  async (c) => {
+    const { data, filename } = c.req.valid("json");
+    const parsed = parseDataUri(data);
+    const record = await ingestUpload(c.env, c.get("userId"), { body: parsed.body, length: parsed.length, declaredType: parsed.contentType, filename });
+    return c.json(record, 201);
+  },
+);
+
+uploads.use("/api/upload/url", requireApiKey);
+uploads.openapi(
+  createRoute({
+    method: "post", path: "/api/upload/url", tags: ["Storage"], summary: "Store a file downloaded from a public http(s) URL", security: bearerSecurity,
+    request: { body: { required: true, content: { "application/json": { schema: UrlUploadSchema } } } },
+    responses: { ...recordResponse, 502: { description: "The remote server failed or answered non-2xx" }, 504: { description: "The remote server timed out" } },
+  }),
+  async (c) => {
+    const { url } = c.req.valid("json");
+    const { response, url: finalUrl } = await guardedFetch(c.env, url, { timeoutMs: REMOTE_DOWNLOAD_TIMEOUT_MS });
+    if (!response.ok || !response.body) {
+      await response.body?.cancel();
+      throw new AppError("URL_REMOTE_STATUS", `${finalUrl.host} answered ${response.status}; only a 2xx answer can be stored.`, { remote_status: response.status });
+    }
+    const lengthHeader = response.headers.get("content-length");
+    const length = lengthHeader !== null && /^\d+$/.test(lengthHeader) ? Number(lengthHeader) : undefined;
+    const filename = decodeURIComponent(finalUrl.pathname.split("/").pop() ?? "") || undefined;
+    const record = await ingestUpload(c.env, c.get("userId"), {
+      body: response.body,
+      length: response.headers.get("content-encoding") ? undefined : length,
+      declaredType: response.headers.get("content-type") ?? undefined,
+      filename,
+    });
+    return c.json(record, 201);
+  },
+);
+
+/**
+ * FFHub-compatible direct upload: the client PUTs the bytes to `upload_url`, so files larger
+ * than one request body through Cloudflare (100 MB on most plans) still reach the 1 GB limit.
+ */
+export const signedUploads = createApp();
+
+signedUploads.use("/v1/uploads/sign", requireApiKey);
+signedUploads.openapi(
+  createRoute({
+    method: "post", path: "/v1/uploads/sign", tags: ["Storage"], summary: "Get a short-lived URL to PUT a file to", security: bearerSecurity,
+    request: { body: { required: true, content: { "application/json": { schema: SignUploadRequestSchema } } } },
+    responses: { 200: { description: "Where to PUT the file", content: { "application/json": { schema: SignUploadResponseSchema } } }, ...problemResponses },
+  }),
+  async (c) => {
+    const { filename, size, content_type } = c.req.valid("json");
+    const limit = config(c.env).maxUploadBytes;
+    if (size > limit) throw new AppError("PAYLOAD_TOO_LARGE", `The file is ${size} bytes; the limit is ${limit} bytes.`, { limit });
+    const contentType = essence(content_type);
+    if (!contentType) throw new AppError("VALIDATION_FAILED", `'${content_type}' is not a media type.`);
+    const userId = c.get("userId");
+    const key = newUploadKey(userId, extensionFor(contentType, filename));
+    const expiresAt = expiryFrom(new Date(), c.env);
+    const presigned = await presignR2Put(c.env, { key, contentType, size, userId, expiresAt, ttlSeconds: SIGNED_URL_TTL_SECONDS });
+    const token = presigned
+      ? undefined
+      : await signToken(c.env.SIGNING_SECRET, "upload", { k: key, u: userId, s: size, t: contentType, n: sanitizeFilename(filename) }, SIGNED_URL_TTL_SECONDS);
+    const uploadUrl = presigned ?? `${new URL(c.req.url).origin}/api/upload/signed/${token}`;
+    return c.json({ upload_url: uploadUrl, public_url: publicUrls(c.env, key).url, key, expires_at: expiresAt, content_type: contentType }, 200);
+  },
+);
+
+// The local stand-in for a presigned R2 URL: the token is the authorisation.
+signedUploads.put("/api/upload/signed/:token", async (c) => {
+  const grant = await verifyToken<{ k: string; u: string; s: number; t: string; n: string | null }>(c.env.SIGNING_SECRET, "upload", c.req.param("token"));
+  if (essence(c.req.header("content-type")) !== grant.t) {
+    throw new AppError("CONTENT_TYPE_MISMATCH", `Content-Type must be ${grant.t}, as signed.`);
+  }
+  const length = Number(c.req.header("content-length"));
+  if (!Number.isFinite(length) || length !== grant.s) {
+    throw new AppError("SIZE_MISMATCH", `Content-Length must be ${grant.s}, as signed.`);
+  }
+  if (await c.env.FILES.head(grant.k)) throw new AppError("SIGNATURE_INVALID", "This signed URL has already been used.");
+  const record = await ingestUpload(c.env, grant.u, { body: c.req.raw.body!, length, declaredType: grant.t, filename: grant.n ?? undefined, key: grant.k });
+  return c.json(record, 201);
+});

@@ -1,0 +1,20 @@
+// Secrets are not in wrangler.toml, so `wrangler types` cannot see them. Locally they live
+// in .dev.vars (written by `npm start`); in production `wrangler secret put NAME`.
+declare namespace Cloudflare {
+  interface Env {
+    /** HMAC key for signed upload URLs and per-task callback tokens. */
+    SIGNING_SECRET: string;
+    /** Shared secret the edge presents to transcoders on POST /jobs. */
+    TRANSCODER_SECRET: string;
+    /**
+     * Development and tests only: comma-separated hosts (e.g. "127.0.0.1") that the guarded
+     * fetcher may reach although they are private. Ignored when ENVIRONMENT is "production".
+     */
+    DEV_FETCH_ALLOW_HOSTS?: string;
+    /** Optional R2 S3-API credentials; when set, /v1/uploads/sign returns presigned R2 URLs. */
+    R2_ACCOUNT_ID?: string;
+    R2_ACCESS_KEY_ID?: string;
+    R2_SECRET_ACCESS_KEY?: string;
+    R2_BUCKET_NAME?: string;
+  }
+}

@@ -1,0 +1,32 @@
+import { generateApiKey, hashApiKey, randomHex } from "./api-keys";
+
+export interface Statement {
+  sql: string;
+  params: (string | null)[];
+}
+
+const USER_NAME = /^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,63}$/;
+
+export function isValidUserName(name: string): boolean {
+  return USER_NAME.test(name);
+}
+
+/** The statements that create a user (if new) and give it a fresh key. Shared by the key CLI and tests. */
+export async function newKeyStatements(userName: string, now = new Date()): Promise<{ key: string; prefix: string; userId: string; statements: Statement[] }> {
+  if (!isValidUserName(userName)) throw new Error(`'${userName}' is not a valid user name (letters, digits and _.@+-, at most 64).`);
+  const { key, prefix } = generateApiKey();
+  const userId = `usr_${randomHex(8)}`;
+  const created = now.toISOString();
+  return {
+    key,
+    prefix,
+    userId,
+    statements: [
+      { sql: "INSERT INTO users (id, name, created_at) VALUES (?, ?, ?) ON CONFLICT(name) DO NOTHING", params: [userId, userName, created] },
+      {
+        sql: "INSERT INTO api_keys (hash, prefix, user_id, created_at) SELECT ?, ?, id, ? FROM users WHERE name = ?",
+        params: [await hashApiKey(key), prefix, created, userName],
+      },
+    ],
+  };
+}

@@ -1,0 +1,117 @@
+import { z } from "@hono/zod-openapi";
+
+/**
+ * The stable error codes of the API. Clients branch on `code`; `detail` is for humans.
+ * Adding a code is fine; renaming or reusing one breaks clients.
+ */
+export const ERROR_STATUS = {
+  UNAUTHORIZED: 401,
+  NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  VALIDATION_FAILED: 400,
+  INVALID_JSON: 400,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  PAYLOAD_TOO_LARGE: 413,
+  MISSING_FILE_PART: 400,
+  INVALID_MULTIPART: 400,
+  INVALID_DATA_URI: 400,
+  INVALID_BASE64: 400,
+  CONTENT_TYPE_MISMATCH: 400,
+  EMPTY_FILE: 400,
+  URL_NOT_ALLOWED: 400,
+  URL_HOST_BLOCKED: 400,
+  URL_UNREACHABLE: 502,
+  URL_TIMEOUT: 504,
+  URL_REMOTE_STATUS: 502,
+  URL_TOO_MANY_REDIRECTS: 502,
+  SIGNATURE_INVALID: 403,
+  SIGNATURE_EXPIRED: 403,
+  SIZE_MISMATCH: 400,
+  COMMAND_EMPTY: 400,
+  COMMAND_TOO_LONG: 413,
+  COMMAND_UNBALANCED_QUOTES: 400,
+  COMMAND_SHELL_OPERATOR: 400,
+  PROGRAM_NOT_ALLOWED: 400,
+  NO_INPUT: 400,
+  NO_OUTPUT: 400,
+  INPUT_NOT_ALLOWED: 400,
+  OUTPUT_NOT_ALLOWED: 400,
+  OPTION_NOT_ALLOWED: 400,
+  OPTION_MISSING_VALUE: 400,
+  OPTION_RESERVED: 400,
+  OPTION_VALUE_NOT_ALLOWED: 400,
+  FILTER_NOT_ALLOWED: 400,
+  LIMIT_EXCEEDED: 400,
+  TRANSCODER_BUSY: 503,
+  TASK_NOT_RUNNABLE: 409,
+  INTERNAL: 500,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+/** Codes a task's `error_code` can carry when it ends `failed`. */
+export const TASK_FAILURE_CODES = [
+  "FFMPEG_FAILED",
+  "INPUT_DOWNLOAD_FAILED",
+  "INPUT_FORMAT_NOT_ALLOWED",
+  "OUTPUT_MISSING",
+  "OUTPUT_LIMIT_EXCEEDED",
+  "OUTPUT_UPLOAD_FAILED",
+  "TIMEOUT",
+  "DISPATCH_FAILED",
+  "TRANSCODER_LOST",
+  "COMMAND_REJECTED",
+  "CANCELED",
+  "INTERNAL",
+] as const;
+export type TaskFailureCode = (typeof TASK_FAILURE_CODES)[number];
+
+const TITLES: Partial<Record<ErrorCode, string>> = {
+  UNAUTHORIZED: "Unauthorized",
+  NOT_FOUND: "Not found",
+  METHOD_NOT_ALLOWED: "Method not allowed",
+  PAYLOAD_TOO_LARGE: "Payload too large",
+  INTERNAL: "Internal error",
+};
+
+/** The one error type of the service: thrown anywhere, turned into problem details in one place. */
+export class AppError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    readonly detail: string,
+    readonly extra: Record<string, unknown> = {},
+  ) {
+    super(detail);
+    this.name = "AppError";
+    this.status = ERROR_STATUS[code];
+  }
+}
+
+export const ProblemSchema = z
+  .object({
+    type: z.string(),
+    title: z.string(),
+    status: z.number().int(),
+    detail: z.string(),
+    code: z.string(),
+  })
+  .passthrough()
+  .openapi("Problem", { description: "RFC 9457 problem details" });
+
+/** RFC 9457 problem details for an AppError. */
+export function problemBody(error: AppError): Record<string, unknown> {
+  return {
+    type: `https://ffedge.dev/problems/${error.code.toLowerCase().replaceAll("_", "-")}`,
+    title: TITLES[error.code] ?? humanize(error.code),
+    status: error.status,
+    detail: error.detail,
+    code: error.code,
+    ...error.extra,
+  };
+}
+
+function humanize(code: string): string {
+  const words = code.toLowerCase().replaceAll("_", " ");
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}

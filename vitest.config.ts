@@ -1,0 +1,34 @@
+import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
+import { readD1Migrations } from "@cloudflare/vitest-pool-workers";
+import { defineConfig } from "vitest/config";
+
+export default defineConfig(async () => {
+  const migrations = await readD1Migrations("migrations");
+  return {
+    test: {
+      projects: [
+        {
+          plugins: [
+            cloudflareTest({
+              main: "./edge/index.ts",
+              wrangler: { configPath: "./wrangler.toml" },
+              miniflare: {
+                bindings: {
+                  TEST_MIGRATIONS: migrations,
+                  SIGNING_SECRET: "test-signing-secret",
+                  TRANSCODER_SECRET: "test-transcoder-secret",
+                  MAX_UPLOAD_BYTES: String(160 * 1024 * 1024),
+                  DEV_FETCH_ALLOW_HOSTS: "127.0.0.1",
+                },
+              },
+            }),
+          ],
+          test: { name: "edge", include: ["test/edge/**/*.test.ts"], setupFiles: ["./test/edge/setup.ts"] },
+        },
+        {
+          test: { name: "node", include: ["test/shared/**/*.test.ts", "test/transcoder/**/*.test.ts", "test/scripts/**/*.test.ts", "test/e2e/**/*.test.ts"], testTimeout: 60_000, hookTimeout: 60_000 },
+        },
+      ],
+    },
+  };
+});
