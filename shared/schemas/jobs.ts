@@ -1,0 +1,69 @@
+import { z } from "zod";
+import { TASK_FAILURE_CODES } from "../errors";
+
+/**
+ * The contract between the edge and the transcoders. The edge validates every report it
+ * receives with these schemas, and the transcoder validates every job it accepts.
+ */
+
+/** Queue message: which task to dispatch. Delivered at least once. */
+export const JobMessageSchema = z.object({ task_id: z.string().min(1) });
+export type JobMessage = z.infer<typeof JobMessageSchema>;
+
+/** Body of the transcoder's `POST /jobs` (Authorization: Bearer TRANSCODER_SECRET). */
+export const TranscodeJobSchema = z.object({
+  task_id: z.string().min(1).max(64).regex(/^[A-Za-z0-9_-]+$/),
+  /** The user's command line, exactly as submitted: the transcoder re-applies the policy. */
+  command: z.string().min(1),
+  with_metadata: z.boolean(),
+  /** Base URL of this task's callbacks on the edge, e.g. https://api.example.com/internal/tasks/<id>. */
+  callback_url: z.url(),
+  /** Bearer token for the callbacks; scoped to this task only. */
+  callback_token: z.string().min(1),
+  timeout_seconds: z.number().int().positive(),
+});
+export type TranscodeJob = z.infer<typeof TranscodeJobSchema>;
+
+/**
+ * Reports the transcoder POSTs to `{callback_url}/events`. `seq` increases with every report
+ * of one job run, so the task's Durable Object can drop duplicates and stale reports.
+ */
+const base = { seq: z.number().int().nonnegative() };
+export const JobEventSchema = z.discriminatedUnion("type", [
+  z.object({ ...base, type: z.literal("started") }),
+  z.object({
+    ...base,
+    type: z.literal("progress"),
+    /** 0–100, may be fractional; the task shows it floored and below 100 until completed. */
+    progress: z.number().min(0).max(100),
+    out_time_seconds: z.number().nonnegative().optional(),
+    speed: z.number().nonnegative().optional(),
+  }),
+  z.object({
+    ...base,
+    type: z.literal("completed"),
+    outputs: z.array(z.object({
+      filename: z.string(),
+      size: z.number().int().nonnegative(),
+      metadata: z.record(z.string(), z.unknown()).optional(),
+    })).min(1),
+  }),
+  z.object({
+    ...base,
+    type: z.literal("failed"),
+    error: z.string().max(8192),
+    error_code: z.enum(TASK_FAILURE_CODES),
+  }),
+]);
+export type JobEvent = z.infer<typeof JobEventSchema>;
+
+/** `POST {callback_url}/outputs` → where to PUT one output file. */
+export const OutputUploadRequestSchema = z.object({
+  filename: z.string().min(1).max(255),
+  size: z.number().int().nonnegative(),
+  content_type: z.string().min(1).max(255),
+});
+export const OutputUploadGrantSchema = z.object({ upload_url: z.url(), key: z.string() });
+
+/** What the edge answers to any report: `cancel` tells a running job to stop. */
+export const EventAckSchema = z.object({ ok: z.boolean(), cancel: z.boolean().optional() });

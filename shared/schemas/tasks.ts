@@ -1,0 +1,53 @@
+import { z } from "@hono/zod-openapi";
+import { TASK_FAILURE_CODES } from "../errors";
+
+export const TASK_STATUSES = ["pending", "running", "completed", "failed"] as const;
+export const TaskStatusSchema = z.enum(TASK_STATUSES);
+export type TaskStatus = z.infer<typeof TaskStatusSchema>;
+
+export const CreateTaskSchema = z
+  .object({
+    command: z.string().min(1).openapi({ example: "ffmpeg -i https://example.com/in.mp4 -vf scale=640:-2 small.mp4" }),
+    with_metadata: z.boolean().optional().default(false),
+    webhook: z.string().max(2048).optional(),
+  })
+  .openapi("CreateTask");
+
+export const OutputSchema = z
+  .object({
+    filename: z.string(),
+    url: z.url(),
+    size: z.number().int().nonnegative(),
+    metadata: z.record(z.string(), z.unknown()).optional().openapi({ description: "ffprobe JSON of the output, when with_metadata" }),
+  })
+  .openapi("Output");
+export type Output = z.infer<typeof OutputSchema>;
+
+export const TaskSchema = z
+  .object({
+    task_id: z.string(),
+    status: TaskStatusSchema,
+    progress: z.number().int().min(0).max(100),
+    command: z.string(),
+    with_metadata: z.boolean(),
+    outputs: z.array(OutputSchema).optional(),
+    error: z.string().optional().openapi({ description: "Why the task failed: the reason plus the tail of ffmpeg's output" }),
+    error_code: z.enum(TASK_FAILURE_CODES).optional(),
+    created_at: z.string(),
+    started_at: z.string().nullable(),
+    finished_at: z.string().nullable(),
+    elapsed: z.number().nullable().openapi({ description: "Seconds spent running (started_at to finished_at or now)" }),
+    total_elapsed: z.number().openapi({ description: "Seconds since the task was created, until it finished" }),
+  })
+  .openapi("Task");
+export type Task = z.infer<typeof TaskSchema>;
+
+export const CreatedTaskSchema = TaskSchema.pick({ task_id: true, status: true, created_at: true }).openapi("CreatedTask");
+
+export const ListTasksQuerySchema = z.object({
+  status: TaskStatusSchema.optional(),
+  limit: z.coerce.number().int().min(1).max(100).optional().default(10),
+  offset: z.coerce.number().int().min(0).optional().default(0),
+});
+
+export const TaskListSchema = z.object({ total: z.number().int(), tasks: z.array(TaskSchema) }).openapi("TaskList");
