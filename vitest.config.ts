@@ -19,11 +19,13 @@ export default defineConfig(async () => {
                   TRANSCODER_SECRET: "test-transcoder-secret",
                   MAX_UPLOAD_BYTES: String(160 * 1024 * 1024),
                   DEV_FETCH_ALLOW_HOSTS: "127.0.0.1",
+                  // Nothing listens there: edge tests see an unreachable transcoder; e2e tests run a real one.
+                  TRANSCODER_URL: "http://127.0.0.1:9",
                 },
               },
             }),
           ],
-          test: { name: "edge", include: ["test/edge/**/*.test.ts"], setupFiles: ["./test/edge/setup.ts"] },
+          test: { name: "edge", include: ["test/edge/**/*.test.ts"], setupFiles: ["./test/edge/setup.ts"], globalSetup: ["./test/helpers/origin-server.ts"] },
         },
         {
           test: { name: "node", include: ["test/shared/**/*.test.ts", "test/transcoder/**/*.test.ts", "test/scripts/**/*.test.ts", "test/e2e/**/*.test.ts"], testTimeout: 60_000, hookTimeout: 60_000 },

@@ -3,16 +3,20 @@ import { AppError, ProblemSchema } from "../shared/errors";
 import { createApp } from "./lib/openapi";
 import { onError, problemResponse } from "./lib/problem";
 import { cdn } from "./routes/cdn";
+import { internal } from "./routes/internal";
 import { me } from "./routes/me";
+import { tasks } from "./routes/tasks";
 import { signedUploads, uploads } from "./routes/uploads";
 
 /** The whole HTTP surface of the Worker, built from one sub-app per resource. */
 export function buildApp() {
   const app = createApp();
   app.route("/", me);
+  app.route("/", tasks);
   app.route("/", uploads);
   app.route("/", signedUploads);
   app.route("/", cdn);
+  app.route("/", internal);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", { type: "http", scheme: "bearer", description: "An API key: ffe_..." });
   app.openAPIRegistry.register("Problem", ProblemSchema);

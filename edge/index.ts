@@ -1,12 +1,16 @@
 import { buildApp } from "./app";
 import { sweepExpiredFiles } from "./files/sweep";
+import { dispatchJobs } from "./queue/dispatch-jobs";
 
+export { ContainerProxy } from "@cloudflare/containers";
+export { TranscoderContainer } from "./dispatch/transcoder-container";
 export { TaskObject } from "./tasks/task-object";
 
 const app = buildApp();
 
 export default {
   fetch: app.fetch,
+  queue: dispatchJobs,
   async scheduled(_controller, env, ctx) {
     ctx.waitUntil(sweepExpiredFiles(env).then((count) => console.log(JSON.stringify({ msg: "sweep", deleted: count }))));
   },

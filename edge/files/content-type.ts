@@ -75,7 +75,7 @@ export function sniff(head: Uint8Array): { type: string; family: Family } | unde
   if (head[0] === 0x89 && ascii(1, "PNG")) return { type: "image/png", family: "image" };
   if (head[0] === 0xff && head[1] === 0xd8 && head[2] === 0xff) return { type: "image/jpeg", family: "image" };
   if (ascii(0, "GIF8")) return { type: "image/gif", family: "image" };
-  const text = new TextDecoder("utf-8", { fatal: false }).decode(head.subarray(0, SNIFF_BYTES)).trimStart().toLowerCase();
+  const text = new TextDecoder().decode(head.subarray(0, SNIFF_BYTES)).trimStart().toLowerCase();
   if (/^(<!doctype html|<html|<script|<svg|<\?xml|<head|<body|<iframe)/.test(text)) return { type: "text/html", family: "markup" };
   return undefined;
 }

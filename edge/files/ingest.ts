@@ -1,7 +1,7 @@
 import { AppError } from "../../shared/errors";
 import type { UploadRecord } from "../../shared/schemas/files";
 import { config } from "../lib/config";
-import { SNIFF_BYTES, extensionFor, resolveContentType } from "./content-type";
+import { SNIFF_BYTES, extensionFor, resolveContentType, sniff } from "./content-type";
 import { expiryFrom, insertFile, newUploadKey, sanitizeFilename, toUploadRecord } from "./records";
 import { peek, putStream } from "./stream-store";
 
@@ -11,8 +11,10 @@ export interface IncomingFile {
   /** Exact byte length when known up front. */
   length?: number;
   filename?: string;
-  /** A key handed out in advance (signed uploads); otherwise a fresh one is made. */
+  /** A key handed out in advance (signed uploads, task outputs); otherwise a fresh one is made. */
   key?: string;
+  /** Set for a task's output files. */
+  taskId?: string;
 }
 
 /**
@@ -44,11 +46,11 @@ export async function ingestUpload(env: Env, userId: string, file: IncomingFile)
   const stored = await putStream(env.FILES, key, body, {
     length: file.length,
     maxBytes,
-    httpMetadata: { contentType },
+    httpMetadata: { contentType, contentDisposition: downloadOnly(head) ? "attachment" : undefined },
     customMetadata: { user_id: userId, expires_at: expiresAt },
   });
   const row = {
-    key, user_id: userId, kind: "upload" as const, task_id: null, size: stored.size, md5: stored.md5,
+    key, user_id: userId, kind: file.taskId ? ("output" as const) : ("upload" as const), task_id: file.taskId ?? null, size: stored.size, md5: stored.md5,
     content_type: contentType, original_name: originalName, created_at: now.toISOString(), expires_at: expiresAt,
   };
   try {
@@ -58,4 +60,12 @@ export async function ingestUpload(env: Env, userId: string, file: IncomingFile)
     throw error;
   }
   return toUploadRecord(env, row);
+}
+
+/**
+ * Markup stored under a harmless declared type (text/plain, octet-stream) would still render
+ * if a browser ever sniffed it: the object itself records that it is only ever downloaded.
+ */
+function downloadOnly(head: Uint8Array): boolean {
+  return sniff(head)?.family === "markup";
 }

@@ -1,5 +1,4 @@
 import { AwsClient } from "aws4fetch";
-import { insertFile } from "./records";
 
 export interface PresignRequest {
   key: string;
@@ -16,7 +15,8 @@ export interface PresignRequest {
  * travel as signed object metadata, which the CDN route checks like any upload's.
  * https://developers.cloudflare.com/r2/api/s3/presigned-urls/
  * Returns undefined when no R2 S3 credentials are configured (local development), where the
- * Worker serves its own signed URL instead.
+ * Worker serves its own signed URL instead. The caller records the file row: the bytes never
+ * pass through us, so its MD5 stays unknown (R2's ETag of a single PUT is that MD5).
  */
 export async function presignR2Put(env: Env, request: PresignRequest): Promise<string | undefined> {
   if (!env.R2_ACCOUNT_ID || !env.R2_ACCESS_KEY_ID || !env.R2_SECRET_ACCESS_KEY) return undefined;
@@ -32,9 +32,5 @@ export async function presignR2Put(env: Env, request: PresignRequest): Promise<s
       "x-amz-meta-expires_at": request.expiresAt,
     },
   }), { aws: { signQuery: true } });
-  await insertFile(env.DB, {
-    key: request.key, user_id: request.userId, kind: "upload", task_id: null, size: request.size, md5: null,
-    content_type: request.contentType, original_name: null, created_at: new Date().toISOString(), expires_at: request.expiresAt,
-  });
   return signed.url;
 }

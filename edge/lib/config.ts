@@ -8,6 +8,8 @@ export function config(env: Env) {
     fileTtlSeconds: positiveInt(env.FILE_TTL_SECONDS, 86_400),
     maxUploadBytes: positiveInt(env.MAX_UPLOAD_BYTES, 1024 ** 3),
     taskTimeoutSeconds: positiveInt(env.TASK_TIMEOUT_SECONDS, 600),
+    /** A running task whose transcoder has not reported for this long is failed (it heartbeats every 10 s). */
+    heartbeatTimeoutSeconds: positiveInt(env.HEARTBEAT_TIMEOUT_SECONDS, 60),
     /** Hosts the guarded fetcher may reach although private: never honoured in production. */
     devFetchAllowHosts:
       env.ENVIRONMENT === "production"

@@ -16,7 +16,7 @@ export interface GuardedResponse {
  * not reachable from Workers' fetch in production (Cloudflare does not route to them), so the
  * name check here is about literals and well-known internal names.
  */
-export async function guardedFetch(env: Env, raw: string, init: { timeoutMs?: number; method?: string; headers?: HeadersInit; body?: string } = {}): Promise<GuardedResponse> {
+export async function guardedFetch(env: Env, raw: string, init: { timeoutMs?: number; method?: string; headers?: HeadersInit; body?: BodyInit } = {}): Promise<GuardedResponse> {
   const allowHosts = config(env).devFetchAllowHosts;
   let url = checkFetchUrl(raw, { allowHosts });
   const signal = AbortSignal.timeout(init.timeoutMs ?? DEFAULT_TIMEOUT_MS);

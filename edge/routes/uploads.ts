@@ -6,7 +6,7 @@ import { essence, extensionFor } from "../files/content-type";
 import { parseDataUri } from "../files/data-uri";
 import { ingestUpload } from "../files/ingest";
 import { withFilePart } from "../files/multipart";
-import { expiryFrom, newUploadKey, publicUrls, sanitizeFilename } from "../files/records";
+import { expiryFrom, insertFile, newUploadKey, publicUrls, sanitizeFilename } from "../files/records";
 import { presignR2Put } from "../files/presign";
 import { requireApiKey } from "../lib/auth";
 import { config } from "../lib/config";
@@ -89,12 +89,11 @@ uploads.openapi(
     }
     const lengthHeader = response.headers.get("content-length");
     const length = lengthHeader !== null && /^\d+$/.test(lengthHeader) ? Number(lengthHeader) : undefined;
-    const filename = decodeURIComponent(finalUrl.pathname.split("/").pop() ?? "") || undefined;
     const record = await ingestUpload(c.env, c.get("userId"), {
-      body: response.body,
+      body: remoteBody(response.body, finalUrl.host),
       length: response.headers.get("content-encoding") ? undefined : length,
       declaredType: response.headers.get("content-type") ?? undefined,
-      filename,
+      filename: lastPathSegment(finalUrl),
     });
     return c.json(record, 201);
   },
@@ -123,6 +122,12 @@ signedUploads.openapi(
     const key = newUploadKey(userId, extensionFor(contentType, filename));
     const expiresAt = expiryFrom(new Date(), c.env);
     const presigned = await presignR2Put(c.env, { key, contentType, size, userId, expiresAt, ttlSeconds: SIGNED_URL_TTL_SECONDS });
+    if (presigned) {
+      await insertFile(c.env.DB, {
+        key, user_id: userId, kind: "upload", task_id: null, size, md5: null, content_type: contentType,
+        original_name: sanitizeFilename(filename), created_at: new Date().toISOString(), expires_at: expiresAt,
+      });
+    }
     const token = presigned
       ? undefined
       : await signToken(c.env.SIGNING_SECRET, "upload", { k: key, u: userId, s: size, t: contentType, n: sanitizeFilename(filename) }, SIGNED_URL_TTL_SECONDS);
@@ -145,3 +150,41 @@ signedUploads.put("/api/upload/signed/:token", async (c) => {
   const record = await ingestUpload(c.env, grant.u, { body: c.req.raw.body!, length, declaredType: grant.t, filename: grant.n ?? undefined, key: grant.k });
   return c.json(record, 201);
 });
+
+/**
+ * The remote's body with its failures turned into API errors: a connection that drops or a
+ * download that outlives its deadline is the remote's fault (502/504), not a bad request.
+ */
+function remoteBody(body: ReadableStream<Uint8Array>, host: string): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
+  let received = 0;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      let chunk: ReadableStreamReadResult<Uint8Array>;
+      try {
+        chunk = await reader.read();
+      } catch (error) {
+        const timedOut = error instanceof Error && error.name === "TimeoutError";
+        controller.error(timedOut
+          ? new AppError("URL_TIMEOUT", `${host} did not finish sending the file within ${REMOTE_DOWNLOAD_TIMEOUT_MS / 60_000} minutes.`)
+          : new AppError("URL_UNREACHABLE", `The connection to ${host} broke after ${received} bytes.`));
+        return;
+      }
+      if (chunk.done) return controller.close();
+      received += chunk.value.byteLength;
+      controller.enqueue(chunk.value);
+    },
+    cancel(reason) {
+      return reader.cancel(reason);
+    },
+  }, { highWaterMark: 0 });
+}
+
+/** The file name a URL ends in, if any; malformed percent-encoding gives none rather than a 500. */
+function lastPathSegment(url: URL): string | undefined {
+  try {
+    return decodeURIComponent(url.pathname.split("/").pop() ?? "") || undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,40 @@
+import type { TranscodeJob } from "../../shared/schemas/jobs";
+import { type DispatchOutcome, type Dispatcher, outcomeOf } from "./dispatcher";
+
+const DISPATCH_TIMEOUT_MS = 10_000;
+
+/**
+ * Local development and self-hosting: `TRANSCODER_URL` lists one or more Fastify
+ * transcoders. Each job starts at a server picked from its id and moves on to the next when
+ * one is busy or down, so load spreads without shared state.
+ */
+export function urlDispatcher(env: Env): Dispatcher {
+  const targets = env.TRANSCODER_URL.split(",").map((url) => url.trim().replace(/\/+$/, "")).filter(Boolean);
+  const headers = { authorization: `Bearer ${env.TRANSCODER_SECRET}`, "content-type": "application/json" };
+  return {
+    async dispatch(job: TranscodeJob): Promise<DispatchOutcome> {
+      const start = hash(job.task_id) % targets.length;
+      let last: DispatchOutcome = { kind: "unreachable", detail: "no transcoder configured" };
+      for (let i = 0; i < targets.length; i++) {
+        const target = targets[(start + i) % targets.length]!;
+        try {
+          const response = await fetch(`${target}/jobs`, { method: "POST", headers, body: JSON.stringify(job), signal: AbortSignal.timeout(DISPATCH_TIMEOUT_MS) });
+          last = await outcomeOf(response, target);
+        } catch (error) {
+          last = { kind: "unreachable", detail: `${target}: ${(error as Error).message}` };
+        }
+        if (last.kind !== "busy" && last.kind !== "unreachable") return last;
+      }
+      return last;
+    },
+    async cancel(taskId: string, target: string): Promise<void> {
+      await fetch(`${target}/jobs/${encodeURIComponent(taskId)}`, { method: "DELETE", headers, signal: AbortSignal.timeout(DISPATCH_TIMEOUT_MS) }).catch(() => undefined);
+    },
+  };
+}
+
+function hash(text: string): number {
+  let value = 0;
+  for (let i = 0; i < text.length; i++) value = (value * 31 + text.charCodeAt(i)) >>> 0;
+  return value;
+}

@@ -1,0 +1,72 @@
+import { Hono } from "hono";
+import { AppError } from "../../shared/errors";
+import { JobEventSchema, OutputUploadRequestSchema } from "../../shared/schemas/jobs";
+import { essence } from "../files/content-type";
+import { ingestUpload } from "../files/ingest";
+import { presignR2Put } from "../files/presign";
+import { expiryFrom, insertFile } from "../files/records";
+import { config } from "../lib/config";
+import { signToken, verifyToken } from "../lib/signed-token";
+import { outputKey } from "../tasks/outputs";
+import { findTaskById } from "../tasks/repository";
+import { taskStub } from "../tasks/task-object";
+
+const OUTPUT_URL_TTL_SECONDS = 30 * 60;
+/** Names the transcoder may store: plain files, as the command policy allows (sequences already expanded). */
+const OUTPUT_FILENAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
+
+type Grant = { k: string; u: string; t: string; s: number; ct: string };
+
+/**
+ * Callbacks from transcoders, authenticated by the per-task token the edge put in the job.
+ * A token for one task cannot report on or store files for another.
+ */
+export const internal = new Hono<{ Bindings: Env; Variables: { taskId: string } }>();
+
+internal.use("/internal/tasks/:task_id/*", async (c, next) => {
+  const token = /^Bearer (\S+)$/.exec(c.req.header("authorization") ?? "")?.[1];
+  if (!token) throw new AppError("UNAUTHORIZED", "A task callback token is required.");
+  const grant = await verifyToken<{ t: string }>(c.env.SIGNING_SECRET, "callback", token).catch(() => {
+    throw new AppError("UNAUTHORIZED", "The task callback token is not valid.");
+  });
+  if (grant.t !== c.req.param("task_id")) throw new AppError("UNAUTHORIZED", "The task callback token is for another task.");
+  c.set("taskId", grant.t);
+  await next();
+});
+
+internal.post("/internal/tasks/:task_id/events", async (c) => {
+  const event = JobEventSchema.safeParse(await c.req.json().catch(() => undefined));
+  if (!event.success) throw new AppError("VALIDATION_FAILED", `Invalid report: ${event.error.issues.map((issue) => issue.message).join("; ")}.`);
+  return c.json(await taskStub(c.env, c.get("taskId")).report(event.data));
+});
+
+internal.post("/internal/tasks/:task_id/outputs", async (c) => {
+  const request = OutputUploadRequestSchema.safeParse(await c.req.json().catch(() => undefined));
+  if (!request.success) throw new AppError("VALIDATION_FAILED", "Invalid output upload request.");
+  const { filename, size, content_type } = request.data;
+  if (!OUTPUT_FILENAME.test(filename) || filename.includes("..")) throw new AppError("OUTPUT_NOT_ALLOWED", `'${filename}' is not an allowed output name.`);
+  const limit = config(c.env).maxUploadBytes;
+  if (size > limit) throw new AppError("PAYLOAD_TOO_LARGE", `Output '${filename}' is ${size} bytes; the limit is ${limit}.`);
+  const task = await findTaskById(c.env.DB, c.get("taskId"));
+  if (!task || task.status === "completed" || task.status === "failed") throw new AppError("TASK_NOT_RUNNABLE", "The task has already ended.");
+  const key = outputKey(task.user_id, task.id, filename);
+  const contentType = essence(content_type) || "application/octet-stream";
+  const expiresAt = expiryFrom(new Date(), c.env);
+  const presigned = await presignR2Put(c.env, { key, contentType, size, userId: task.user_id, expiresAt, ttlSeconds: OUTPUT_URL_TTL_SECONDS });
+  if (presigned) {
+    await insertFile(c.env.DB, { key, user_id: task.user_id, kind: "output", task_id: task.id, size, md5: null, content_type: contentType, original_name: filename, created_at: new Date().toISOString(), expires_at: expiresAt });
+    return c.json({ upload_url: presigned, key });
+  }
+  const token = await signToken(c.env.SIGNING_SECRET, "output", { k: key, u: task.user_id, t: task.id, s: size, ct: contentType } satisfies Grant, OUTPUT_URL_TTL_SECONDS);
+  return c.json({ upload_url: `${config(c.env).edgeUrl}/internal/objects/${token}`, key });
+});
+
+// The local stand-in for a presigned R2 PUT of one output object.
+internal.put("/internal/objects/:token", async (c) => {
+  const grant = await verifyToken<Grant>(c.env.SIGNING_SECRET, "output", c.req.param("token"));
+  const length = Number(c.req.header("content-length"));
+  if (!Number.isFinite(length) || length !== grant.s) throw new AppError("SIZE_MISMATCH", `Content-Length must be ${grant.s}, as granted.`);
+  if (!c.req.raw.body) throw new AppError("EMPTY_FILE", "The output body is empty.");
+  const record = await ingestUpload(c.env, grant.u, { body: c.req.raw.body, length, declaredType: grant.ct, filename: grant.k.split("/").pop(), key: grant.k, taskId: grant.t });
+  return c.json({ key: record.key, size: record.size, md5: record.md5 }, 201);
+});

@@ -1,0 +1,99 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { randomHex } from "../../shared/api-keys";
+import { AppError } from "../../shared/errors";
+import { checkCommand } from "../../shared/ffmpeg";
+import { checkFetchUrl } from "../../shared/net/url-policy";
+import { CreateTaskSchema, CreatedTaskSchema, ListTasksQuerySchema, TaskListSchema, TaskSchema } from "../../shared/schemas/tasks";
+import { requireApiKey } from "../lib/auth";
+import { config } from "../lib/config";
+import { bearerSecurity, createApp, problemResponses } from "../lib/openapi";
+import { presentTask } from "../tasks/present";
+import { findTask, insertTask, listTasks } from "../tasks/repository";
+import { isFinal } from "../tasks/state";
+import { taskStub } from "../tasks/task-object";
+
+const TaskIdParam = z.object({ task_id: z.string().min(1).max(64).openapi({ param: { name: "task_id", in: "path" } }) });
+const notFound = (taskId: string) => new AppError("NOT_FOUND", `There is no task '${taskId}'.`);
+
+/** The transcoding API: `{base_url}/tasks`. */
+export const tasks = createApp();
+tasks.use("/v1/tasks", requireApiKey);
+tasks.use("/v1/tasks/*", requireApiKey);
+
+tasks.openapi(
+  createRoute({
+    method: "post", path: "/v1/tasks", tags: ["Tasks"], summary: "Submit an ffmpeg command as a task", security: bearerSecurity,
+    request: { body: { required: true, content: { "application/json": { schema: CreateTaskSchema } } } },
+    responses: {
+      201: { description: "The task was accepted and queued", content: { "application/json": { schema: CreatedTaskSchema } } },
+      ...problemResponses,
+      413: { description: "The command is too long" },
+    },
+  }),
+  async (c) => {
+    const body = c.req.valid("json");
+    checkCommand(body.command);
+    const webhook = body.webhook ? checkFetchUrl(body.webhook, { allowHosts: config(c.env).devFetchAllowHosts }).toString() : null;
+    const userId = c.get("userId");
+    const taskId = `tsk_${randomHex(12)}`;
+    const createdAt = new Date().toISOString();
+    await insertTask(c.env.DB, { id: taskId, user_id: userId, command: body.command, with_metadata: body.with_metadata ? 1 : 0, webhook_url: webhook, created_at: createdAt });
+    const task = taskStub(c.env, taskId);
+    await task.init({ task_id: taskId, user_id: userId, created_at: createdAt });
+    try {
+      await c.env.JOBS.send({ task_id: taskId });
+    } catch (error) {
+      await task.failTask("DISPATCH_FAILED", "The task could not be queued.");
+      throw error;
+    }
+    return c.json({ task_id: taskId, status: "pending" as const, created_at: createdAt }, 201);
+  },
+);
+
+tasks.openapi(
+  createRoute({
+    method: "post", path: "/v1/tasks/validate", tags: ["Tasks"], summary: "Check a command against the policy without running it", security: bearerSecurity,
+    request: { body: { required: true, content: { "application/json": { schema: CreateTaskSchema.pick({ command: true }) } } } },
+    responses: {
+      200: { description: "The command would be accepted", content: { "application/json": { schema: z.object({ valid: z.literal(true), inputs: z.array(z.string()), outputs: z.array(z.string()) }) } } },
+      ...problemResponses,
+    },
+  }),
+  async (c) => {
+    const parsed = checkCommand(c.req.valid("json").command);
+    return c.json({ valid: true as const, inputs: parsed.inputs.map((input) => input.url), outputs: parsed.outputs.map((output) => output.filename) }, 200);
+  },
+);
+
+tasks.openapi(
+  createRoute({
+    method: "get", path: "/v1/tasks", tags: ["Tasks"], summary: "The caller's tasks, newest first", security: bearerSecurity,
+    request: { query: ListTasksQuerySchema },
+    responses: { 200: { description: "A page of tasks", content: { "application/json": { schema: TaskListSchema } } }, ...problemResponses },
+  }),
+  async (c) => {
+    const query = c.req.valid("query");
+    const { total, rows } = await listTasks(c.env.DB, c.get("userId"), query);
+    const page = await Promise.all(rows.map(async (row) => presentTask(c.env, row, isFinal(row.status) ? undefined : await taskStub(c.env, row.id).getState())));
+    return c.json({ total, tasks: page }, 200);
+  },
+);
+
+tasks.openapi(
+  createRoute({
+    method: "get", path: "/v1/tasks/{task_id}", tags: ["Tasks"], summary: "A task's status, progress, outputs or error", security: bearerSecurity,
+    request: { params: TaskIdParam },
+    responses: {
+      200: { description: "The task", content: { "application/json": { schema: TaskSchema } } },
+      ...problemResponses,
+      404: { description: "No such task for this key" },
+    },
+  }),
+  async (c) => {
+    const { task_id } = c.req.valid("param");
+    const row = await findTask(c.env.DB, c.get("userId"), task_id);
+    if (!row) throw notFound(task_id);
+    const live = isFinal(row.status) ? undefined : await taskStub(c.env, task_id).getState();
+    return c.json(presentTask(c.env, row, live), 200);
+  },
+);

@@ -1,0 +1,66 @@
+import type { TaskFailureCode } from "../../shared/errors";
+import type { TaskStatus } from "../../shared/schemas/tasks";
+import type { StoredOutput } from "./state";
+
+/** A row of the `tasks` table. */
+export interface TaskRow {
+  id: string;
+  user_id: string;
+  command: string;
+  with_metadata: number;
+  webhook_url: string | null;
+  status: TaskStatus;
+  progress: number;
+  outputs: string | null;
+  error: string | null;
+  error_code: TaskFailureCode | null;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+}
+
+export async function insertTask(db: D1Database, row: Pick<TaskRow, "id" | "user_id" | "command" | "with_metadata" | "webhook_url" | "created_at">): Promise<void> {
+  await db
+    .prepare("INSERT INTO tasks (id, user_id, command, with_metadata, webhook_url, status, created_at) VALUES (?, ?, ?, ?, ?, 'pending', ?)")
+    .bind(row.id, row.user_id, row.command, row.with_metadata, row.webhook_url, row.created_at)
+    .run();
+}
+
+/** A task of this user, or null: another user's task is indistinguishable from a missing one. */
+export async function findTask(db: D1Database, userId: string, taskId: string): Promise<TaskRow | null> {
+  return db.prepare("SELECT * FROM tasks WHERE id = ? AND user_id = ?").bind(taskId, userId).first<TaskRow>();
+}
+
+export async function listTasks(db: D1Database, userId: string, query: { status?: TaskStatus; limit: number; offset: number }): Promise<{ total: number; rows: TaskRow[] }> {
+  const where = query.status ? "user_id = ? AND status = ?" : "user_id = ?";
+  const params = query.status ? [userId, query.status] : [userId];
+  const [count, page] = await db.batch<{ total: number } | TaskRow>([
+    db.prepare(`SELECT COUNT(*) AS total FROM tasks WHERE ${where}`).bind(...params),
+    db.prepare(`SELECT * FROM tasks WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`).bind(...params, query.limit, query.offset),
+  ]);
+  return { total: (count!.results[0] as { total: number }).total, rows: page!.results as TaskRow[] };
+}
+
+export async function markRunning(db: D1Database, taskId: string, startedAt: string): Promise<void> {
+  await db.prepare("UPDATE tasks SET status = 'running', started_at = ? WHERE id = ? AND status = 'pending'").bind(startedAt, taskId).run();
+}
+
+/** Writes an end state. Guarded so an end state is never overwritten. */
+export async function markFinished(
+  db: D1Database,
+  taskId: string,
+  end: { status: "completed" | "failed"; progress: number; outputs: StoredOutput[] | null; error: string | null; error_code: TaskFailureCode | null; started_at: string | null; finished_at: string },
+): Promise<void> {
+  await db
+    .prepare(
+      `UPDATE tasks SET status = ?, progress = ?, outputs = ?, error = ?, error_code = ?, started_at = COALESCE(started_at, ?), finished_at = ?
+       WHERE id = ? AND status IN ('pending', 'running')`,
+    )
+    .bind(end.status, end.progress, end.outputs ? JSON.stringify(end.outputs) : null, end.error, end.error_code, end.started_at, end.finished_at, taskId)
+    .run();
+}
+
+/** Internal lookups (queue consumer, callbacks) that are not on behalf of a user. */
+export async function findTaskById(db: D1Database, taskId: string): Promise<TaskRow | null> {
+  return db.prepare("SELECT * FROM tasks WHERE id = ?").bind(taskId).first<TaskRow>();
+}

@@ -1,0 +1,90 @@
+import { once } from "node:events";
+import { type IncomingMessage, type ServerResponse, createServer } from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+import type { TestProject } from "vitest/node";
+import { HTML_PAGE, ORIGIN_CHUNK, patternBytes } from "../edge/files/origin";
+
+/**
+ * vitest globalSetup of the edge project: a real HTTP origin on 127.0.0.1 for the URL-upload
+ * tests. It runs in Node because tests inside workerd cannot listen on a socket; the port
+ * reaches them through `inject("originPort")`.
+ */
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const sockets = new Set<Socket>();
+  const server = createServer((request, response) => {
+    route(request, response).catch(() => response.destroy());
+  });
+  server.on("connection", (socket) => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+  });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  project.provide("originPort", (server.address() as AddressInfo).port);
+  return async () => {
+    // `/hang` and `/stall` keep sockets open on purpose; close() alone would wait for them.
+    for (const socket of sockets) socket.destroy();
+    server.close();
+    await once(server, "close");
+  };
+}
+
+async function route(request: IncomingMessage, response: ServerResponse): Promise<void> {
+  const url = new URL(request.url ?? "/", "http://origin");
+  const [, name, arg] = url.pathname.split("/");
+  const size = Number(arg);
+  switch (name) {
+    case "file":
+      response.writeHead(200, { "content-type": "video/mp4", "content-length": String(size) });
+      return sendPattern(response, size);
+    case "chunked":
+      response.writeHead(200, { "content-type": "video/mp4" });
+      return sendPattern(response, size);
+    case "declared":
+      response.writeHead(200, { "content-type": "video/mp4", "content-length": String(size) });
+      // Destroyed only once the first KiB is on the wire, so the client sees headers and a short body.
+      response.write(patternBytes(0, 1024), () => response.destroy());
+      return;
+    case "html":
+      response.writeHead(200, { "content-type": "video/mp4", "content-length": String(Buffer.byteLength(HTML_PAGE)) });
+      response.end(HTML_PAGE);
+      return;
+    case "status":
+      response.writeHead(size, { "content-type": "text/plain" });
+      response.end(`status ${size}`);
+      return;
+    case "redirect":
+      response.writeHead(302, { location: url.searchParams.get("to") ?? "/" });
+      response.end();
+      return;
+    case "hang":
+      return;
+    case "stall":
+      response.writeHead(200, { "content-type": "video/mp4", "content-length": String(1024 * 1024) });
+      response.write(patternBytes(0, 1024));
+      return;
+    default:
+      response.writeHead(404);
+      response.end();
+  }
+}
+
+/** Writes the pattern with backpressure, so a large file never sits in the server's memory. */
+async function sendPattern(response: ServerResponse, size: number): Promise<void> {
+  for (let offset = 0; offset < size && !response.destroyed; offset += ORIGIN_CHUNK) {
+    if (!response.write(patternBytes(offset, Math.min(ORIGIN_CHUNK, size - offset)))) await drainedOrClosed(response);
+  }
+  response.end();
+}
+
+function drainedOrClosed(response: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const settle = () => {
+      response.off("drain", settle);
+      response.off("close", settle);
+      resolve();
+    };
+    response.on("drain", settle);
+    response.on("close", settle);
+  });
+}
