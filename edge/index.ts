@@ -1,6 +1,6 @@
 import { buildApp } from "./app";
 import { sweepExpiredFiles } from "./files/sweep";
-import { dispatchJobs } from "./queue/dispatch-jobs";
+import { routeQueue } from "./queue/router";
 
 export { ContainerProxy } from "@cloudflare/containers";
 export { TranscoderContainer } from "./dispatch/transcoder-container";
@@ -10,7 +10,7 @@ const app = buildApp();
 
 export default {
   fetch: app.fetch,
-  queue: dispatchJobs,
+  queue: routeQueue,
   async scheduled(_controller, env, ctx) {
     ctx.waitUntil(sweepExpiredFiles(env).then((count) => console.log(JSON.stringify({ msg: "sweep", deleted: count }))));
   },
