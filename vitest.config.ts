@@ -13,7 +13,11 @@ export default defineConfig(async () => {
               main: "./edge/index.ts",
               wrangler: { configPath: "./wrangler.toml" },
               miniflare: {
+                // A small window so the rate-limit test stays quick; every test uses fresh keys.
+                ratelimits: { API_RATE_LIMIT: { simple: { limit: 200, period: 10 } } },
                 bindings: {
+                  RATE_LIMIT_REQUESTS: "200",
+                  RATE_LIMIT_PERIOD_SECONDS: "10",
                   TEST_MIGRATIONS: migrations,
                   SIGNING_SECRET: "test-signing-secret",
                   TRANSCODER_SECRET: "test-transcoder-secret",

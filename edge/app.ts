@@ -5,14 +5,18 @@ import { onError, problemResponse } from "./lib/problem";
 import { cdn } from "./routes/cdn";
 import { internal } from "./routes/internal";
 import { me } from "./routes/me";
+import { taskActions } from "./routes/task-actions";
 import { tasks } from "./routes/tasks";
 import { signedUploads, uploads } from "./routes/uploads";
+import { webhooks } from "./routes/webhooks";
 
 /** The whole HTTP surface of the Worker, built from one sub-app per resource. */
 export function buildApp() {
   const app = createApp();
   app.route("/", me);
   app.route("/", tasks);
+  app.route("/", taskActions);
+  app.route("/", webhooks);
   app.route("/", uploads);
   app.route("/", signedUploads);
   app.route("/", cdn);

@@ -3,6 +3,7 @@ import { sweepExpiredFiles } from "./files/sweep";
 import { routeQueue } from "./queue/router";
 
 export { ContainerProxy } from "@cloudflare/containers";
+export { AccountObject } from "./accounts/account-object";
 export { TranscoderContainer } from "./dispatch/transcoder-container";
 export { TaskObject } from "./tasks/task-object";
 

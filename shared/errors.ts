@@ -41,9 +41,22 @@ export const ERROR_STATUS = {
   OPTION_RESERVED: 400,
   OPTION_VALUE_NOT_ALLOWED: 400,
   FILTER_NOT_ALLOWED: 400,
+  FILTER_GRAPH_INVALID: 400,
   LIMIT_EXCEEDED: 400,
   TRANSCODER_BUSY: 503,
   TASK_NOT_RUNNABLE: 409,
+  TASK_NOT_FINISHED: 409,
+  WEBHOOK_NOT_CONFIGURED: 409,
+  RATE_LIMITED: 429,
+  TUS_VERSION_UNSUPPORTED: 412,
+  UPLOAD_OFFSET_MISMATCH: 409,
+  UPLOAD_LOCKED: 409,
+  UPLOAD_INCOMPLETE: 409,
+  UPLOAD_INTERRUPTED: 400,
+  UPLOAD_GONE: 410,
+  INVALID_IDEMPOTENCY_KEY: 400,
+  IDEMPOTENCY_KEY_REUSED: 409,
+  IDEMPOTENCY_KEY_IN_PROGRESS: 409,
   INTERNAL: 500,
 } as const;
 
@@ -77,6 +90,8 @@ const TITLES: Partial<Record<ErrorCode, string>> = {
 /** The one error type of the service: thrown anywhere, turned into problem details in one place. */
 export class AppError extends Error {
   readonly status: number;
+  /** Response headers that belong with this error (Retry-After, Allow, ...). */
+  headers: Record<string, string> = {};
   constructor(
     readonly code: ErrorCode,
     readonly detail: string,
@@ -85,6 +100,11 @@ export class AppError extends Error {
     super(detail);
     this.name = "AppError";
     this.status = ERROR_STATUS[code];
+  }
+
+  withHeaders(headers: Record<string, string>): this {
+    this.headers = { ...this.headers, ...headers };
+    return this;
   }
 }
 

@@ -1,6 +1,7 @@
 import { createMiddleware } from "hono/factory";
 import { hashApiKey, isWellFormedApiKey } from "../../shared/api-keys";
 import { AppError } from "../../shared/errors";
+import { enforceRateLimit } from "./rate-limit";
 
 export type AuthVariables = { userId: string };
 
@@ -10,7 +11,11 @@ export const unauthorized = () =>
 
 /** Bearer API key authentication. Keys in query strings are never read. */
 export const requireApiKey = createMiddleware<{ Bindings: Env; Variables: AuthVariables }>(async (c, next) => {
-  const match = /^Bearer ([^\s]+)$/.exec(c.req.header("authorization") ?? "");
+  // Sub-apps sharing a path prefix (tasks and webhooks under /v1/tasks/*) each mount this
+  // middleware: authenticate, and count against the rate limit, once per request.
+  if (c.get("userId")) return next();
+  // RFC 9110 §11.1: the scheme name is case-insensitive ("bearer" is common in the wild).
+  const match = /^Bearer +(\S+)$/i.exec(c.req.header("authorization") ?? "");
   const key = match?.[1];
   if (!key || !isWellFormedApiKey(key)) throw unauthorized();
   const hash = await hashApiKey(key);
@@ -19,6 +24,7 @@ export const requireApiKey = createMiddleware<{ Bindings: Env; Variables: AuthVa
     .first<{ hash: string; user_id: string }>();
   if (!row || !constantTimeEqual(row.hash, hash)) throw unauthorized();
   c.set("userId", row.user_id);
+  for (const [name, value] of Object.entries(await enforceRateLimit(c.env, hash))) c.header(name, value);
   await next();
 });
 

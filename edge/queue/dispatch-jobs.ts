@@ -1,9 +1,10 @@
 import { JobMessageSchema, type TranscodeJob } from "../../shared/schemas/jobs";
+import { accountStub } from "../lib/stubs";
 import { dispatcherFor } from "../dispatch/dispatcher";
 import { config } from "../lib/config";
 import { signToken } from "../lib/signed-token";
 import { findTaskById } from "../tasks/repository";
-import { taskStub } from "../tasks/task-object";
+import { taskStub } from "../lib/stubs";
 
 /** Matches `max_retries` in wrangler.toml: the last delivery fails the task instead of dead-lettering it silently. */
 export const MAX_DISPATCH_ATTEMPTS = 10;
@@ -14,6 +15,7 @@ const MAX_BACKOFF_SECONDS = 60;
  * task in the task's Durable Object: a redelivered or duplicate message finds the claim and
  * is acknowledged without dispatching again. A busy transcoder means "retry later", with
  * backoff, never a dropped job; after the last attempt the task fails with DISPATCH_FAILED.
+ * A task over its user's running-task cap waits in its account's line instead.
  */
 export async function dispatchJobs(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   const dispatcher = dispatcherFor(env);
@@ -35,6 +37,12 @@ export async function dispatchJobs(batch: MessageBatch<unknown>, env: Env): Prom
     const row = await findTaskById(env.DB, taskId);
     if (!row) {
       await task.failTask("INTERNAL", "The task record is missing.");
+      message.ack();
+      return;
+    }
+    if (!(await accountStub(env, row.user_id).acquire(taskId, row.created_at))) {
+      // Over the user's running-task cap: the account re-queues this task when its turn comes.
+      await task.releaseDispatch();
       message.ack();
       return;
     }

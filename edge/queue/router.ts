@@ -1,9 +1,13 @@
+import { deliverWebhooks } from "../webhooks/deliver";
 import { dispatchJobs } from "./dispatch-jobs";
 
 type QueueHandler = (batch: MessageBatch<unknown>, env: Env) => Promise<void>;
 
 /** Queue name → consumer. One Worker consumes every queue; production names may carry a suffix. */
-const CONSUMERS: [prefix: string, handler: QueueHandler][] = [["ffedge-jobs", dispatchJobs]];
+const CONSUMERS: [prefix: string, handler: QueueHandler][] = [
+  ["ffedge-jobs", dispatchJobs],
+  ["ffedge-webhooks", deliverWebhooks],
+];
 
 export async function routeQueue(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   const consumer = CONSUMERS.find(([prefix]) => batch.queue.startsWith(prefix));

@@ -7,9 +7,9 @@ import { presignR2Put } from "../files/presign";
 import { expiryFrom, insertFile } from "../files/records";
 import { config } from "../lib/config";
 import { signToken, verifyToken } from "../lib/signed-token";
-import { outputKey } from "../tasks/outputs";
+import { logKey, outputKey } from "../tasks/outputs";
 import { findTaskById } from "../tasks/repository";
-import { taskStub } from "../tasks/task-object";
+import { taskStub } from "../lib/stubs";
 
 const OUTPUT_URL_TTL_SECONDS = 30 * 60;
 /** Names the transcoder may store: plain files, as the command policy allows (sequences already expanded). */
@@ -59,6 +59,19 @@ internal.post("/internal/tasks/:task_id/outputs", async (c) => {
   }
   const token = await signToken(c.env.SIGNING_SECRET, "output", { k: key, u: task.user_id, t: task.id, s: size, ct: contentType } satisfies Grant, OUTPUT_URL_TTL_SECONDS);
   return c.json({ upload_url: `${config(c.env).edgeUrl}/internal/objects/${token}`, key });
+});
+
+/** ffmpeg's stderr of the task, capped; kept as long as the task. */
+const MAX_LOG_BYTES = 256 * 1024;
+internal.put("/internal/tasks/:task_id/log", async (c) => {
+  const task = await findTaskById(c.env.DB, c.get("taskId"));
+  if (!task) throw new AppError("NOT_FOUND", "No such task.");
+  const text = await c.req.text();
+  const bytes = new TextEncoder().encode(text);
+  // Keep the end: that is where ffmpeg says what went wrong.
+  const kept = bytes.byteLength > MAX_LOG_BYTES ? bytes.subarray(bytes.byteLength - MAX_LOG_BYTES) : bytes;
+  await c.env.FILES.put(logKey(task.user_id, task.id), kept, { httpMetadata: { contentType: "text/plain; charset=utf-8" } });
+  return c.body(null, 204);
 });
 
 // The local stand-in for a presigned R2 PUT of one output object.

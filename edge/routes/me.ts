@@ -2,21 +2,46 @@ import { createRoute } from "@hono/zod-openapi";
 import { MeSchema } from "../../shared/schemas/files";
 import { requireApiKey, unauthorized } from "../lib/auth";
 import { bearerSecurity, createApp, problemResponses } from "../lib/openapi";
+import { accountStub } from "../lib/stubs";
 
-/** `GET /v1/me`: FFHub's clients call it to check that a key works. */
+/** `GET /v1/me`: FFHub's clients call it to check that a key works; it also reports usage. */
 export const me = createApp();
 
 me.use("/v1/me", requireApiKey);
 me.openapi(
   createRoute({
-    method: "get", path: "/v1/me", tags: ["Account"], summary: "The account the API key belongs to", security: bearerSecurity,
+    method: "get", path: "/v1/me", tags: ["Account"], summary: "The account the API key belongs to, and its usage", security: bearerSecurity,
     responses: { 200: { description: "The account", content: { "application/json": { schema: MeSchema } } }, 401: problemResponses[401] },
   }),
   async (c) => {
-    const user = await c.env.DB.prepare("SELECT id, name, email, created_at FROM users WHERE id = ?")
-      .bind(c.get("userId"))
-      .first<{ id: string; name: string; email: string | null; created_at: string }>();
-    if (!user) throw unauthorized();
-    return c.json({ user_id: user.id, name: user.name, email: user.email, created_at: user.created_at }, 200);
+    const userId = c.get("userId");
+    const now = new Date();
+    const startOfDay = `${now.toISOString().slice(0, 10)}T00:00:00.000Z`;
+    const db = c.env.DB;
+    const [user, tasks, seconds, bytes] = await db.batch([
+      db.prepare("SELECT id, name, email, created_at FROM users WHERE id = ?").bind(userId),
+      db.prepare("SELECT COUNT(*) AS value FROM tasks WHERE user_id = ? AND created_at >= ?").bind(userId, startOfDay),
+      db.prepare("SELECT COALESCE(SUM((julianday(finished_at) - julianday(started_at)) * 86400.0), 0) AS value FROM tasks WHERE user_id = ? AND finished_at >= ? AND started_at IS NOT NULL").bind(userId, startOfDay),
+      db.prepare("SELECT COALESCE(SUM(size), 0) AS value FROM files WHERE user_id = ? AND expires_at > ?").bind(userId, now.toISOString()),
+    ]);
+    const account = user!.results[0] as { id: string; name: string; email: string | null; created_at: string } | undefined;
+    if (!account) throw unauthorized();
+    const value = (result: D1Result | undefined) => Number((result?.results[0] as { value: number } | undefined)?.value ?? 0);
+    const slots = await accountStub(c.env, userId).usage();
+    return c.json({
+      user_id: account.id,
+      name: account.name,
+      email: account.email,
+      created_at: account.created_at,
+      usage: {
+        tasks_today: value(tasks),
+        seconds_processed_today: Math.round(value(seconds) * 100) / 100,
+        bytes_stored: value(bytes),
+        running_tasks: slots.running,
+        waiting_tasks: slots.waiting,
+        max_running_tasks: slots.cap,
+        rate_limit: { requests: Number(c.env.RATE_LIMIT_REQUESTS) || 1200, period_seconds: Number(c.env.RATE_LIMIT_PERIOD_SECONDS) || 60 },
+      },
+    }, 200);
   },
 );

@@ -2,15 +2,16 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { randomHex } from "../../shared/api-keys";
 import { AppError } from "../../shared/errors";
 import { checkCommand } from "../../shared/ffmpeg";
-import { checkFetchUrl } from "../../shared/net/url-policy";
 import { CreateTaskSchema, CreatedTaskSchema, ListTasksQuerySchema, TaskListSchema, TaskSchema } from "../../shared/schemas/tasks";
+import { accountStub } from "../lib/stubs";
 import { requireApiKey } from "../lib/auth";
 import { config } from "../lib/config";
 import { bearerSecurity, createApp, problemResponses } from "../lib/openapi";
 import { presentTask } from "../tasks/present";
 import { findTask, insertTask, listTasks } from "../tasks/repository";
 import { isFinal } from "../tasks/state";
-import { taskStub } from "../tasks/task-object";
+import { checkWebhookUrl } from "../webhooks/url";
+import { liveState, taskStub } from "../lib/stubs";
 
 const TaskIdParam = z.object({ task_id: z.string().min(1).max(64).openapi({ param: { name: "task_id", in: "path" } }) });
 const notFound = (taskId: string) => new AppError("NOT_FOUND", `There is no task '${taskId}'.`);
@@ -33,13 +34,14 @@ tasks.openapi(
   async (c) => {
     const body = c.req.valid("json");
     checkCommand(body.command);
-    const webhook = body.webhook ? checkFetchUrl(body.webhook, { allowHosts: config(c.env).devFetchAllowHosts }).toString() : null;
+    const webhook = body.webhook ? checkWebhookUrl(body.webhook, config(c.env).devFetchAllowHosts).toString() : null;
     const userId = c.get("userId");
     const taskId = `tsk_${randomHex(12)}`;
     const createdAt = new Date().toISOString();
     await insertTask(c.env.DB, { id: taskId, user_id: userId, command: body.command, with_metadata: body.with_metadata ? 1 : 0, webhook_url: webhook, created_at: createdAt });
     const task = taskStub(c.env, taskId);
     await task.init({ task_id: taskId, user_id: userId, created_at: createdAt });
+    await accountStub(c.env, userId).enqueue(taskId, createdAt);
     try {
       await c.env.JOBS.send({ task_id: taskId });
     } catch (error) {
@@ -74,7 +76,7 @@ tasks.openapi(
   async (c) => {
     const query = c.req.valid("query");
     const { total, rows } = await listTasks(c.env.DB, c.get("userId"), query);
-    const page = await Promise.all(rows.map(async (row) => presentTask(c.env, row, isFinal(row.status) ? undefined : await taskStub(c.env, row.id).getState())));
+    const page = await Promise.all(rows.map(async (row) => presentTask(c.env, row, isFinal(row.status) ? undefined : await liveState(c.env, row.id))));
     return c.json({ total, tasks: page }, 200);
   },
 );
@@ -93,7 +95,7 @@ tasks.openapi(
     const { task_id } = c.req.valid("param");
     const row = await findTask(c.env.DB, c.get("userId"), task_id);
     if (!row) throw notFound(task_id);
-    const live = isFinal(row.status) ? undefined : await taskStub(c.env, task_id).getState();
+    const live = isFinal(row.status) ? undefined : await liveState(c.env, task_id);
     return c.json(presentTask(c.env, row, live), 200);
   },
 );

@@ -1,8 +1,8 @@
-import type { Task } from "../../shared/schemas/tasks";
+import type { Task, TaskEvent } from "../../shared/schemas/tasks";
 import { publicUrls } from "../files/records";
 import { outputKey } from "./outputs";
 import type { TaskRow } from "./repository";
-import { type LiveState, type StoredOutput, isFinal } from "./state";
+import { type LiveState, type StoredOutput, etaSeconds, isFinal } from "./state";
 
 /** The API's view of a task: the D1 record, overlaid with the live state while it runs. */
 export function presentTask(env: Env, row: TaskRow, live?: LiveState, now = Date.now()): Task {
@@ -15,6 +15,7 @@ export function presentTask(env: Env, row: TaskRow, live?: LiveState, now = Date
     task_id: row.id,
     status,
     progress: status === "completed" ? 100 : Math.min(99, Math.floor(live && !isFinal(row.status) ? live.progress : row.progress)),
+    ...etaField(live && !isFinal(row.status) ? live : undefined, now),
     command: row.command,
     with_metadata: row.with_metadata === 1,
     created_at: row.created_at,
@@ -23,20 +24,41 @@ export function presentTask(env: Env, row: TaskRow, live?: LiveState, now = Date
     elapsed: startedAt ? seconds(end - Date.parse(startedAt)) : null,
     total_elapsed: seconds(end - Date.parse(row.created_at)),
   };
-  if (status === "completed" && outputs) {
-    task.outputs = outputs.map((output) => ({
-      filename: output.filename,
-      url: publicUrls(env, outputKey(row.user_id, row.id, output.filename)).url,
-      size: output.size,
-      ...(row.with_metadata === 1 && output.metadata ? { metadata: output.metadata } : {}),
-    }));
-  }
+  if (status === "completed" && outputs) task.outputs = presentOutputs(env, row.user_id, row.id, outputs, row.with_metadata === 1);
   if (status === "failed") {
     task.error = row.error ?? live?.error ?? "The task failed.";
     const code = row.error_code ?? live?.error_code;
     if (code) task.error_code = code;
   }
   return task;
+}
+
+/** The live view pushed to watchers, built from the Durable Object's state alone. */
+export function presentLive(env: Env, state: LiveState, now = Date.now()): TaskEvent {
+  return {
+    task_id: state.task_id,
+    status: state.status,
+    progress: state.status === "completed" ? 100 : Math.min(99, Math.floor(state.progress)),
+    ...etaField(state, now),
+    started_at: state.started_at,
+    finished_at: state.finished_at,
+    ...(state.status === "completed" && state.outputs ? { outputs: presentOutputs(env, state.user_id, state.task_id, state.outputs, false) } : {}),
+    ...(state.status === "failed" ? { error: state.error ?? "The task failed.", ...(state.error_code ? { error_code: state.error_code } : {}) } : {}),
+  };
+}
+
+function presentOutputs(env: Env, userId: string, taskId: string, outputs: StoredOutput[], withMetadata: boolean): NonNullable<Task["outputs"]> {
+  return outputs.map((output) => ({
+    filename: output.filename,
+    url: publicUrls(env, outputKey(userId, taskId, output.filename)).url,
+    size: output.size,
+    ...(withMetadata && output.metadata ? { metadata: output.metadata } : {}),
+  }));
+}
+
+function etaField(state: LiveState | undefined, now: number): { eta_seconds?: number } {
+  const eta = state ? etaSeconds(state, now) : undefined;
+  return eta === undefined ? {} : { eta_seconds: eta };
 }
 
 function seconds(ms: number): number {

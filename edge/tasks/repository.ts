@@ -64,3 +64,11 @@ export async function markFinished(
 export async function findTaskById(db: D1Database, taskId: string): Promise<TaskRow | null> {
   return db.prepare("SELECT * FROM tasks WHERE id = ?").bind(taskId).first<TaskRow>();
 }
+
+/** Removes a task's row and its output file rows. */
+export async function deleteTaskRecords(db: D1Database, userId: string, taskId: string): Promise<void> {
+  await db.batch([
+    db.prepare("DELETE FROM files WHERE task_id = ? AND user_id = ?").bind(taskId, userId),
+    db.prepare("DELETE FROM tasks WHERE id = ? AND user_id = ?").bind(taskId, userId),
+  ]);
+}

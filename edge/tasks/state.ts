@@ -2,11 +2,7 @@ import type { TaskFailureCode } from "../../shared/errors";
 import type { JobEvent } from "../../shared/schemas/jobs";
 import type { TaskStatus } from "../../shared/schemas/tasks";
 
-export interface StoredOutput {
-  filename: string;
-  size: number;
-  metadata?: Record<string, unknown>;
-}
+export type StoredOutput = Extract<JobEvent, { type: "completed" }>["outputs"][number];
 
 /** A task's live state, held by its Durable Object. */
 export interface LiveState {
@@ -67,4 +63,12 @@ export function applyEvent(state: LiveState, event: JobEvent, now: string): Live
 
 export function fail(state: LiveState, code: TaskFailureCode, error: string, now: string): LiveState {
   return { ...state, status: "failed", finished_at: now, error, error_code: code };
+}
+
+/** Seconds left at the average rate so far; undefined until there is a rate to go by. */
+export function etaSeconds(state: Pick<LiveState, "status" | "progress" | "started_at">, now: number): number | undefined {
+  if (state.status !== "running" || !state.started_at || state.progress <= 0) return undefined;
+  const elapsed = (now - Date.parse(state.started_at)) / 1000;
+  if (elapsed <= 0) return undefined;
+  return Math.max(0, Math.round(((100 - state.progress) * elapsed) / state.progress));
 }

@@ -1,8 +1,11 @@
 import { DurableObject } from "cloudflare:workers";
 import type { TaskFailureCode } from "../../shared/errors";
 import type { JobEvent } from "../../shared/schemas/jobs";
+import { accountStub } from "../lib/stubs";
+import { enqueueTaskEnded } from "../webhooks/enqueue";
 import { config } from "../lib/config";
 import { outputKey } from "./outputs";
+import { presentLive } from "./present";
 import { markFinished, markRunning } from "./repository";
 import { type LiveState, applyEvent, fail, initialState, isFinal } from "./state";
 
@@ -15,7 +18,13 @@ const START_DEADLINE_MS = 3 * 60_000;
 const PENDING_DEADLINE_MS = 60 * 60_000;
 /** Extra time beyond the task's own timeout before the edge gives up on the transcoder. */
 const TIMEOUT_GRACE_MS = 2 * 60_000;
+/** Comment lines keep idle SSE connections open through proxies and reveal watchers that left. */
+const SSE_PING_MS = 15_000;
+/** A watcher this far behind is dropped rather than buffered for. */
+const MAX_UNREAD_EVENTS = 64;
+const encoder = new TextEncoder();
 
+export type CancelResult = { canceled: boolean; target: string | null; state: LiveState | undefined };
 export type ClaimResult = { ok: true } | { ok: false; reason: "unknown" | "final" | "dispatched" | "claimed" };
 
 /**
@@ -25,6 +34,8 @@ export type ClaimResult = { ok: true } | { ok: false; reason: "unknown" | "final
  */
 export class TaskObject extends DurableObject<Env> {
   private queue: Promise<unknown> = Promise.resolve();
+  private readonly watchers = new Set<WritableStreamDefaultWriter<Uint8Array>>();
+  private ping: ReturnType<typeof setInterval> | undefined;
 
   async init(meta: { task_id: string; user_id: string; created_at: string }): Promise<void> {
     await this.exclusive(async () => {
@@ -66,6 +77,70 @@ export class TaskObject extends DurableObject<Env> {
       if (!state || isFinal(state.status) || state.dispatch !== "claimed") return;
       await this.save({ ...state, dispatch: "none", dispatch_claimed_at: null });
     });
+  }
+
+  /**
+   * The user's cancel: a task that has not ended ends `failed` with CANCELED. Returns where
+   * it had been dispatched, so the caller can stop the transcoder, or that it had already ended.
+   */
+  async cancel(): Promise<CancelResult> {
+    return this.exclusive(async () => {
+      const state = await this.load();
+      if (!state || isFinal(state.status)) return { canceled: false, target: null, state };
+      const next = fail(state, "CANCELED", "The task was canceled at the user's request.", new Date().toISOString());
+      await this.persistEnd(next);
+      return { canceled: true, target: state.dispatch_target, state: next };
+    });
+  }
+
+  /** Forgets the task entirely (its record and outputs are deleted by the caller). */
+  async destroy(): Promise<void> {
+    await this.exclusive(async () => {
+      this.closeWatchers();
+      await this.ctx.storage.deleteAlarm();
+      await this.ctx.storage.deleteAll();
+    });
+  }
+
+  /**
+   * A Server-Sent Events stream: the current state first, then every change, then the final
+   * state, then the end of the stream. Returned over RPC; the Worker relays it to the client.
+   */
+  async watch(): Promise<ReadableStream<Uint8Array>> {
+    const state = await this.load();
+    const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+    const writer = writable.getWriter();
+    if (state) this.sendTo(writer, "status", presentLive(this.env, state));
+    if (!state || isFinal(state.status)) {
+      writer.close().catch(() => {});
+      return readable;
+    }
+    this.watchers.add(writer);
+    this.ping ??= setInterval(() => this.broadcastRaw(": ping\n\n"), SSE_PING_MS);
+    return readable;
+  }
+
+  /**
+   * WebSocket watchers use the hibernation API, so an idle task with watchers can be evicted
+   * from memory. The upgrade needs fetch(); everything else goes through RPC methods.
+   * https://developers.cloudflare.com/durable-objects/best-practices/websockets/
+   */
+  override async fetch(request: Request): Promise<Response> {
+    if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") return new Response("Expected a WebSocket upgrade", { status: 426 });
+    const state = await this.load();
+    const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
+    this.ctx.acceptWebSocket(server);
+    if (state) server.send(JSON.stringify({ event: "status", data: presentLive(this.env, state) }));
+    if (!state || isFinal(state.status)) server.close(1000, "task ended");
+    return new Response(null, { status: 101, webSocket: client });
+  }
+
+  override async webSocketMessage(): Promise<void> {
+    // Watchers only listen; anything they send is ignored.
+  }
+
+  override async webSocketClose(socket: WebSocket, code: number): Promise<void> {
+    socket.close(code === 1005 ? 1000 : code, "closing");
   }
 
   /** Ends a task that has not ended yet. Returns the state it is in afterwards. */
@@ -163,6 +238,12 @@ export class TaskObject extends DurableObject<Env> {
       finished_at: state.finished_at!,
     });
     await this.save(state);
+    // The slot is freed after the end state is durable; if this fails, the account's alarm frees it.
+    await accountStub(this.env, state.user_id).release(state.task_id).catch((error: unknown) => {
+      console.error(JSON.stringify({ msg: "could not release running slot", task_id: state.task_id, error: String(error) }));
+    });
+    // Only queues the webhook event (D1 already holds the end state); never throws.
+    await enqueueTaskEnded(this.env, state.task_id);
   }
 
   private async load(): Promise<LiveState | undefined> {
@@ -170,8 +251,59 @@ export class TaskObject extends DurableObject<Env> {
   }
 
   private async save(state: LiveState): Promise<void> {
+    const previous = await this.load();
     await this.ctx.storage.put(STATE_KEY, state);
     await this.schedule(state);
+    this.notify(previous, state);
+  }
+
+  /** Tells every watcher about a change they can see: a new status or a new whole percent. */
+  private notify(previous: LiveState | undefined, state: LiveState): void {
+    const statusChanged = previous?.status !== state.status;
+    if (!statusChanged && Math.floor(previous.progress) === Math.floor(state.progress)) return;
+    const event = isFinal(state.status) ? state.status : statusChanged ? "status" : "progress";
+    const data = presentLive(this.env, state);
+    for (const writer of this.watchers) this.sendTo(writer, event, data);
+    for (const socket of this.ctx.getWebSockets()) {
+      try {
+        socket.send(JSON.stringify({ event, data }));
+        if (isFinal(state.status)) socket.close(1000, "task ended");
+      } catch {
+        // A socket that went away is dropped by the runtime.
+      }
+    }
+    if (isFinal(state.status)) this.closeWatchers();
+  }
+
+  private sendTo(writer: WritableStreamDefaultWriter<Uint8Array>, event: string, data: unknown): void {
+    this.write(writer, `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  }
+
+  private broadcastRaw(text: string): void {
+    for (const writer of this.watchers) this.write(writer, text);
+  }
+
+  // Writes are not awaited: a slow watcher must not hold up the task. One that falls far
+  // behind, or whose connection is gone, is dropped.
+  private write(writer: WritableStreamDefaultWriter<Uint8Array>, text: string): void {
+    if ((writer.desiredSize ?? 0) < -MAX_UNREAD_EVENTS) return this.dropWatcher(writer);
+    writer.write(encoder.encode(text)).catch(() => this.dropWatcher(writer));
+  }
+
+  private dropWatcher(writer: WritableStreamDefaultWriter<Uint8Array>): void {
+    this.watchers.delete(writer);
+    writer.abort().catch(() => {});
+    if (this.watchers.size === 0 && this.ping) {
+      clearInterval(this.ping);
+      this.ping = undefined;
+    }
+  }
+
+  private closeWatchers(): void {
+    for (const writer of this.watchers) writer.close().catch(() => {});
+    this.watchers.clear();
+    if (this.ping) clearInterval(this.ping);
+    this.ping = undefined;
   }
 
   private async schedule(state: LiveState): Promise<void> {
@@ -186,8 +318,4 @@ export class TaskObject extends DurableObject<Env> {
     this.queue = run.catch(() => undefined);
     return run;
   }
-}
-
-export function taskStub(env: Env, taskId: string): DurableObjectStub<TaskObject> {
-  return (env.TASKS as unknown as DurableObjectNamespace<TaskObject>).get(env.TASKS.idFromName(taskId));
 }

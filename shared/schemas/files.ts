@@ -43,11 +43,24 @@ export const SignUploadResponseSchema = z
   })
   .openapi("SignUploadResponse");
 
+export const UsageSchema = z
+  .object({
+    tasks_today: z.number().int().openapi({ description: "Tasks submitted since 00:00 UTC" }),
+    seconds_processed_today: z.number().openapi({ description: "Running time of tasks that finished since 00:00 UTC" }),
+    bytes_stored: z.number().int().openapi({ description: "Bytes of uploads and outputs not yet expired" }),
+    running_tasks: z.number().int(),
+    waiting_tasks: z.number().int().openapi({ description: "Pending tasks waiting for a running slot" }),
+    max_running_tasks: z.number().int(),
+    rate_limit: z.object({ requests: z.number().int(), period_seconds: z.number().int() }),
+  })
+  .openapi("Usage");
+
 export const MeSchema = z
   .object({
     user_id: z.string(),
     name: z.string(),
     email: z.string().nullable(),
     created_at: z.string(),
+    usage: UsageSchema,
   })
   .openapi("Me");

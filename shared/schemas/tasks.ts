@@ -28,6 +28,7 @@ export const TaskSchema = z
     task_id: z.string(),
     status: TaskStatusSchema,
     progress: z.number().int().min(0).max(100),
+    eta_seconds: z.number().int().nonnegative().optional().openapi({ description: "Running tasks: estimated seconds left, from the progress rate so far" }),
     command: z.string(),
     with_metadata: z.boolean(),
     outputs: z.array(OutputSchema).optional(),
@@ -51,3 +52,7 @@ export const ListTasksQuerySchema = z.object({
 });
 
 export const TaskListSchema = z.object({ total: z.number().int(), tasks: z.array(TaskSchema) }).openapi("TaskList");
+
+/** What live watchers (`GET /v1/tasks/{id}/events`) receive on every change. */
+export const TaskEventSchema = TaskSchema.pick({ task_id: true, status: true, progress: true, eta_seconds: true, started_at: true, finished_at: true, outputs: true, error: true, error_code: true }).openapi("TaskEvent");
+export type TaskEvent = z.infer<typeof TaskEventSchema>;

@@ -1,4 +1,4 @@
-import { applyD1Migrations, env } from "cloudflare:test";
+import { type D1Migration, applyD1Migrations, env } from "cloudflare:test";
 
 declare global {
   namespace Cloudflare {

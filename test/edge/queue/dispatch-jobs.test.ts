@@ -2,7 +2,7 @@ import { createExecutionContext, createMessageBatch, env, getQueueResult } from 
 import { describe, expect, it } from "vitest";
 import { MAX_DISPATCH_ATTEMPTS, backoffSeconds, dispatchJobs } from "../../../edge/queue/dispatch-jobs";
 import { findTaskById, insertTask } from "../../../edge/tasks/repository";
-import { taskStub } from "../../../edge/tasks/task-object";
+import { taskStub } from "../../../edge/lib/stubs";
 import { createUser } from "../helpers";
 
 async function newTask() {

@@ -1,7 +1,7 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { findTaskById, insertTask } from "../../../edge/tasks/repository";
-import { taskStub } from "../../../edge/tasks/task-object";
+import { taskStub } from "../../../edge/lib/stubs";
 import { createUser } from "../helpers";
 
 async function newTask() {

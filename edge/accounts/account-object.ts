@@ -1,0 +1,86 @@
+import { DurableObject } from "cloudflare:workers";
+import { config } from "../lib/config";
+import { isFinal } from "../tasks/state";
+import { liveState } from "../lib/stubs";
+
+interface Slots {
+  /** Tasks holding a running slot. */
+  running: string[];
+  /** Tasks waiting for a slot, oldest submission first. */
+  waiting: { task_id: string; created_at: string }[];
+}
+
+/** While anything waits, slots are re-checked this often in case a release was lost. */
+const RECHECK_MS = 60_000;
+
+/**
+ * One per user: the cap on tasks running at once. Excess tasks stay `pending` and get a slot
+ * in submission order as slots free up; they are never dropped. The queue consumer asks for
+ * a slot before dispatching; a task that has to wait is re-queued from here when its turn comes.
+ */
+export class AccountObject extends DurableObject<Env> {
+  async enqueue(taskId: string, createdAt: string): Promise<void> {
+    const slots = await this.load();
+    if (slots.running.includes(taskId) || slots.waiting.some((entry) => entry.task_id === taskId)) return;
+    slots.waiting.push({ task_id: taskId, created_at: createdAt });
+    slots.waiting.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.task_id.localeCompare(b.task_id));
+    await this.save(slots);
+  }
+
+  /** True when the task may start now: it holds, or is first in line for, a free slot. */
+  async acquire(taskId: string, createdAt: string): Promise<boolean> {
+    await this.enqueue(taskId, createdAt);
+    const slots = await this.load();
+    if (slots.running.includes(taskId)) return true;
+    const free = this.cap() - slots.running.length;
+    const position = slots.waiting.findIndex((entry) => entry.task_id === taskId);
+    if (position < 0 || position >= free) return false;
+    slots.waiting.splice(position, 1);
+    slots.running.push(taskId);
+    await this.save(slots);
+    return true;
+  }
+
+  /** A task ended (or will never run): free its slot and start whoever is next. */
+  async release(taskId: string): Promise<void> {
+    const slots = await this.load();
+    slots.running = slots.running.filter((id) => id !== taskId);
+    slots.waiting = slots.waiting.filter((entry) => entry.task_id !== taskId);
+    await this.save(slots);
+    await this.wakeNext(slots);
+  }
+
+  async usage(): Promise<{ running: number; waiting: number; cap: number }> {
+    const slots = await this.load();
+    return { running: slots.running.length, waiting: slots.waiting.length, cap: this.cap() };
+  }
+
+  /** Safety net: drop slots of tasks that ended without releasing, and wake the line. */
+  override async alarm(): Promise<void> {
+    const slots = await this.load();
+    const states = await Promise.all(slots.running.map(async (id) => [id, await liveState(this.env, id)] as const));
+    slots.running = states.filter(([, state]) => state && !isFinal(state.status)).map(([id]) => id);
+    await this.save(slots);
+    await this.wakeNext(slots);
+  }
+
+  private async wakeNext(slots: Slots): Promise<void> {
+    const free = this.cap() - slots.running.length;
+    const next = slots.waiting.slice(0, Math.max(0, free));
+    if (next.length > 0) await this.env.JOBS.sendBatch(next.map((entry) => ({ body: { task_id: entry.task_id } })));
+  }
+
+  private cap(): number {
+    return config(this.env).maxRunningTasksPerUser;
+  }
+
+  private async load(): Promise<Slots> {
+    return (await this.ctx.storage.get<Slots>("slots")) ?? { running: [], waiting: [] };
+  }
+
+  private async save(slots: Slots): Promise<void> {
+    await this.ctx.storage.put("slots", slots);
+    if (slots.waiting.length > 0 || slots.running.length > 0) await this.ctx.storage.setAlarm(Date.now() + RECHECK_MS);
+    else await this.ctx.storage.deleteAlarm();
+  }
+}

@@ -1,0 +1,25 @@
+import { describe, expect, it } from "vitest";
+import { api, createUser } from "../helpers";
+
+describe("per-key rate limit", () => {
+  it("answers 429 with Retry-After and RateLimit headers past the limit, per key", async () => {
+    const alice = await createUser();
+    const bob = await createUser();
+    let limited: Response | undefined;
+    // Windows are fixed: if the burst straddles a window boundary, the next window still fills up.
+    for (let i = 0; i < 3 * 200 + 1 && !limited; i++) {
+      const response = await api("/v1/me", alice.key);
+      if (response.status === 429) limited = response;
+      else expect(response.headers.get("ratelimit-policy")).toBe("200;w=10");
+    }
+    expect(limited).toBeDefined();
+    expect(limited!.headers.get("content-type")).toBe("application/problem+json");
+    expect((await limited!.json<{ code: string }>()).code).toBe("RATE_LIMITED");
+    const retryAfter = Number(limited!.headers.get("retry-after"));
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(10);
+    expect(limited!.headers.get("ratelimit-remaining")).toBe("0");
+    expect(limited!.headers.get("ratelimit-limit")).toBe("200");
+    expect((await api("/v1/me", bob.key)).status).toBe(200);
+  });
+});
