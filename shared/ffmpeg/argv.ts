@@ -1,3 +1,6 @@
+import { AppError } from "../errors";
+import { renderFilterGraph } from "./filters";
+import { OPTIONS } from "./options";
 import type { OptionUse, ParsedCommand } from "./types";
 
 export interface LocalPaths {
@@ -7,32 +10,65 @@ export interface LocalPaths {
   outputDir: string;
 }
 
+/** Options the service always sets, before anything from the command. */
+const SERVICE_OPTIONS = ["-nostdin", "-hide_banner", "-nostats", "-y", "-progress", "pipe:1"];
+
 /**
  * The argv ffmpeg is spawned with (without the program itself): the service's own options,
- * then the user's options with every input rewritten to its local copy and every output
- * placed in the job's output directory. Inputs are read with the file protocol only.
+ * then the command's, with every input replaced by its local copy (read with the file
+ * protocol only), every output and every file an option names placed in the output
+ * directory, and every filter graph re-written from what the policy checked, with
+ * `subtitles=` / `ass=` pointed at the local copy of the input they name.
+ *
+ * @example
+ * buildArgv(checkCommand("ffmpeg -i https://example.com/a.mp4 -c:v libx264 out.mp4"), {
+ *   inputPaths: ["/job/in/0"],
+ *   outputDir: "/job/out",
+ * });
+ * // ["-nostdin", "-hide_banner", "-nostats", "-y", "-progress", "pipe:1",
+ * //  "-protocol_whitelist", "file", "-i", "/job/in/0", "-c:v", "libx264", "/job/out/out.mp4"]
  */
 export function buildArgv(parsed: ParsedCommand, paths: LocalPaths): string[] {
-  const argv = ["-nostdin", "-hide_banner", "-nostats", "-y", "-progress", "pipe:1"];
-  for (const use of parsed.globals) argv.push(...optionArgs(use, paths));
+  if (paths.inputPaths.length !== parsed.inputs.length) {
+    throw new AppError("INTERNAL", `buildArgv got ${paths.inputPaths.length} local paths for ${parsed.inputs.length} inputs.`);
+  }
+  const rewrite = valueRewriter(parsed, paths);
+  const argv = [...SERVICE_OPTIONS];
+  for (const use of parsed.globals) argv.push(...optionArgs(use, rewrite));
   parsed.inputs.forEach((input, index) => {
-    for (const use of input.options) argv.push(...optionArgs(use, paths));
+    for (const use of input.options) argv.push(...optionArgs(use, rewrite));
     argv.push("-protocol_whitelist", "file", "-i", paths.inputPaths[index]!);
   });
   for (const output of parsed.outputs) {
-    for (const use of output.options) argv.push(...optionArgs(use, paths));
+    for (const use of output.options) argv.push(...optionArgs(use, rewrite));
     argv.push(joinPath(paths.outputDir, output.filename));
   }
   return argv;
 }
 
-/** Options whose value names an output file are pointed into the output directory too. */
-const OUTPUT_PATH_OPTIONS = new Set(["hls_segment_filename"]);
+type ValueRewriter = (use: OptionUse, value: string) => string;
 
-function optionArgs(use: OptionUse, paths: LocalPaths): string[] {
-  if (use.value === undefined) return [`-${use.name}`];
-  const value = OUTPUT_PATH_OPTIONS.has(use.base) ? joinPath(paths.outputDir, use.value) : use.value;
-  return [`-${use.name}`, value];
+function valueRewriter(parsed: ParsedCommand, paths: LocalPaths): ValueRewriter {
+  const inputUrls = parsed.inputs.map((input) => input.url);
+  const localPathOf = (url: string) => {
+    const index = inputUrls.indexOf(url);
+    if (index === -1) throw new AppError("INTERNAL", "A filter names a file that is not one of the command's inputs; the command was not checked.");
+    return paths.inputPaths[index]!;
+  };
+  return (use, value) => {
+    switch (OPTIONS[use.base]?.rewrite) {
+      case "output-path":
+        return joinPath(paths.outputDir, value);
+      case "filter-graph":
+        return renderFilterGraph(value, localPathOf, inputUrls);
+      default:
+        return value;
+    }
+  };
+}
+
+function optionArgs(use: OptionUse, rewrite: ValueRewriter): string[] {
+  return use.value === undefined ? [`-${use.name}`] : [`-${use.name}`, rewrite(use, use.value)];
 }
 
 function joinPath(dir: string, name: string): string {

@@ -63,7 +63,7 @@ describe("a task from upload to download", () => {
   });
 
   it("ends a failing command as failed with the tail of ffmpeg's stderr", async () => {
-    const { task_id } = (await (await submitTask(stack, alice.key, { command: `ffmpeg -i ${clipUrl} -c:v libx264 -b:v nonsense bad.mp4` })).json()) as { task_id: string };
+    const { task_id } = (await (await submitTask(stack, alice.key, { command: `ffmpeg -i ${clipUrl} -c:v libx264 -profile:v nonsense bad.mp4` })).json()) as { task_id: string };
     const { task } = await waitForEnd(stack, alice.key, task_id);
     expect(task.status).toBe("failed");
     expect(task.error_code).toBe("FFMPEG_FAILED");

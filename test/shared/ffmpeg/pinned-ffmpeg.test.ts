@@ -1,0 +1,157 @@
+/**
+ * Keeps the policy's tables honest against the pinned ffmpeg (Debian's 5.1, the one the
+ * transcoder image installs): every allowed option, format, codec and filter exists, options
+ * take a value exactly when ffmpeg thinks they do, filters' positional orders are ffmpeg's,
+ * no allowed filter has an unreviewed option that opens files, and filter arguments are split
+ * the way ffmpeg splits them. Skipped where that ffmpeg is not installed.
+ */
+import { execFile, spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { promisify } from "node:util";
+import { beforeAll, describe, expect, it } from "vitest";
+import { parseFilterArguments, parseFilterGraph, serializeFilterGraph } from "../../../shared/ffmpeg/filter-graph";
+import { FILTER_RULES } from "../../../shared/ffmpeg/filters";
+import { BITSTREAM_FILTERS, DECODERS, DEMUXERS, ENCODERS, MUXERS } from "../../../shared/ffmpeg/formats";
+import { OPTIONS } from "../../../shared/ffmpeg/options";
+
+const FFMPEG = "/usr/bin/ffmpeg";
+
+function ffmpeg(...args: string[]): string {
+  const result = spawnSync(FFMPEG, ["-hide_banner", ...args], { encoding: "utf8" });
+  return result.stdout + result.stderr;
+}
+
+/** Names in the second column of `ffmpeg -muxers` / `-encoders`... (`mov,mp4,m4a` counts as each name). */
+function listed(flag: string): Set<string> {
+  const names = new Set<string>();
+  for (const line of ffmpeg(flag).split("\n")) {
+    const match = /^\s*[A-Z.]{1,6}\s+(\S+)\s/.exec(line);
+    for (const name of match?.[1]?.split(",") ?? []) names.add(name);
+  }
+  return names;
+}
+
+interface HelpOption {
+  name: string;
+  description: string;
+}
+
+const OPTION_LINE = /^ {3}([A-Za-z0-9_-]+)\s+<[a-z_0-9]+>\s+\S+\s*(.*)$/gm;
+
+function helpOptions(text: string): HelpOption[] {
+  return [...text.matchAll(OPTION_LINE)].map((match) => ({ name: match[1]!, description: match[2]!.replace(/\s*\((from|default) .*$/, "") }));
+}
+
+/**
+ * Every filter's options, in declaration order. `-h full` lists them by class name, which is
+ * the filter's name or a shared one (`smpte(hd)bars`, `nullsrc/yuvtestsrc`, `(a)split`); filters
+ * it does not name that way are asked for one by one with `-h filter=NAME`.
+ */
+async function allFilterOptions(names: string[]): Promise<Map<string, HelpOption[]>> {
+  const sections = new Map<string, HelpOption[]>();
+  for (const match of ffmpeg("-h", "full").matchAll(/^(\S+) AVOptions:\n((?: {3}\S.*\n| {5}.*\n)*)/gm)) {
+    for (const part of match[1]!.split("/")) {
+      for (const name of [part.replace(/\([^)]*\)/g, ""), part.replace(/[()]/g, "")]) if (!sections.has(name)) sections.set(name, helpOptions(match[2]!));
+    }
+  }
+  const result = new Map<string, HelpOption[]>();
+  await Promise.all(
+    names.map(async (name) => {
+      const known = sections.get(name);
+      const help = known ? undefined : (await promisify(execFile)(FFMPEG, ["-hide_banner", "-h", `filter=${name}`], { encoding: "utf8" })).stdout;
+      result.set(name, known ?? helpOptions(help!));
+    }),
+  );
+  return result;
+}
+
+/** The shorthand order: aliases (listed next to the option with the same description) share a position. */
+function shorthandOrder(options: HelpOption[]): string[] {
+  return options.filter((option, index) => index === 0 || options[index - 1]!.description !== option.description).map((option) => option.name);
+}
+
+/** Options whose name or description suggests a file, reviewed as harmless. */
+const REVIEWED_OPTIONS: Readonly<Record<string, readonly string[]>> = {
+  transpose: ["dir"],
+  deband: ["direction"],
+  drawtext: ["fontcolor", "fontcolor_expr", "fontsize", "font", "reload"],
+  loudnorm: ["measured_I", "measured_i", "measured_LRA", "measured_lra", "measured_TP", "measured_tp", "measured_thresh"],
+};
+const FILE_LIKE_NAME = /file|path|dir|model|plugin|socket|address|script|font|dump|plot|url/i;
+const FILE_LIKE_DESCRIPTION = /\b(file|filename|path|directory|model|url)\b/i;
+
+describe.skipIf(!existsSync(FFMPEG))("the policy against the pinned ffmpeg", () => {
+  it("knows exactly which allowed options take a value", () => {
+    const args = ["-loglevel", "debug"];
+    for (const name of Object.keys(OPTIONS)) args.push(`-${name}`, "VALUE");
+    const log = ffmpeg(...args).replace(/Routing option \S+ to both codec and muxer layer\n/g, "");
+    const takesValue = new Map<string, boolean>();
+    for (const match of log.matchAll(/^Reading option '-([^']+)' \.\.\. matched as (?:AVOption|option) '[^']*'.*? with argument '?([^'\n]*?)'?\.$/gm)) {
+      takesValue.set(match[1]!, match[2] === "VALUE");
+    }
+    const expected = Object.fromEntries(Object.entries(OPTIONS).map(([name, rule]) => [name, rule.takesValue]));
+    expect(Object.fromEntries(Object.keys(OPTIONS).map((name) => [name, takesValue.get(name)]))).toEqual(expected);
+  });
+
+  it.each([
+    ["-muxers", MUXERS],
+    ["-demuxers", DEMUXERS],
+    ["-encoders", ENCODERS],
+    ["-decoders", DECODERS],
+  ])("has every allowed name in %s", (flag, allowed) => {
+    const available = listed(flag);
+    expect([...allowed].filter((name) => name !== "copy" && !available.has(name))).toEqual([]);
+  });
+
+  it("has every allowed bitstream filter", () => {
+    const available = new Set(ffmpeg("-bsfs").split("\n").map((line) => line.trim()));
+    expect([...BITSTREAM_FILTERS].filter((name) => !available.has(name))).toEqual([]);
+  });
+
+  describe("the filter allow-list", () => {
+    let help = new Map<string, HelpOption[]>();
+    beforeAll(async () => {
+      help = await allFilterOptions(Object.keys(FILTER_RULES));
+    });
+
+    it("names only filters the pinned ffmpeg has", () => {
+      const available = new Set(ffmpeg("-filters").split("\n").map((line) => line.trim().split(/\s+/)[1]));
+      expect(Object.keys(FILTER_RULES).filter((name) => !available.has(name))).toEqual([]);
+    });
+
+    it.each(Object.entries(FILTER_RULES))("has no unreviewed option of %s that opens files, and ffmpeg's positional order", (name, rule) => {
+      const options = help.get(name)!;
+      const canonical = (option: string) => rule.aliases?.[option] ?? option;
+      const handled = new Set([...Object.keys(rule.refused ?? {}), rule.inputFile, ...(REVIEWED_OPTIONS[name] ?? [])]);
+      const unreviewed = options
+        .filter((option) => FILE_LIKE_NAME.test(option.name) || FILE_LIKE_DESCRIPTION.test(option.description))
+        .filter((option) => !handled.has(canonical(option.name)) && !handled.has(option.name));
+      expect(unreviewed).toEqual([]);
+      if (rule.order) expect(shorthandOrder(options).slice(0, rule.order.length)).toEqual(rule.order);
+    });
+  });
+
+  describe("filter argument splitting", () => {
+    const graphs = [
+      "drawtext=text='a\\:b, c' :x= 5 \\ :y=' 7 '",
+      "drawtext=text=it\\\\\\'s:x=1",
+      "drawtext=text='[x]; y':fontsize=12",
+      "drawtext=text=\\ lead\\ and\\ trail\\ ",
+      "drawtext=text='unclosed, x",
+      "drawtext=x=1:text=a\\\\:b",
+    ];
+
+    /** The option values ffmpeg reports setting on the drawtext filter. */
+    function settings(graph: string): [string, string][] {
+      const log = ffmpeg("-loglevel", "debug", "-f", "lavfi", "-i", "nullsrc=s=16x16:d=0.04", "-vf", graph, "-f", "null", "-");
+      return [...log.matchAll(/^\[Parsed_drawtext_0 @ [^\]]+\] Setting '([^']*)' to value '([^\n]*)'$/gm)].map((match) => [match[1]!, match[2]!]);
+    }
+
+    it.each(graphs)("reads %j as ffmpeg does, before and after re-writing", (graph) => {
+      const node = parseFilterGraph(graph).chains[0]![0]!;
+      const ours = parseFilterArguments(node.args ?? "").map((argument): [string, string] => [argument.key ?? "?", argument.value]);
+      expect(ours).toEqual(settings(graph));
+      expect(settings(serializeFilterGraph(parseFilterGraph(graph)))).toEqual(ours);
+    });
+  });
+});
