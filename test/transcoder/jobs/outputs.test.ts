@@ -1,0 +1,62 @@
+import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { JobFailure } from "../../../transcoder/jobs/failure";
+import { checkExpected, collectOutputs, contentTypeOf, sequencePattern } from "../../../transcoder/jobs/outputs";
+
+let dir: string;
+beforeEach(async () => void (dir = await mkdtemp(path.join(os.tmpdir(), "ffedge-out-"))));
+afterEach(async () => rm(dir, { recursive: true, force: true }));
+
+const limits = { maxFiles: 10, maxBytes: 1000 };
+
+describe("collectOutputs", () => {
+  it("collects only regular files directly in out/, sorted, never symlinks or directories", async () => {
+    await writeFile(path.join(dir, "b.mp4"), "bbbb");
+    await writeFile(path.join(dir, "a.mp4"), "aa");
+    await symlink("/etc/passwd", path.join(dir, "passwd.mp4"));
+    await mkdir(path.join(dir, "sub.mp4"));
+    await writeFile(path.join(dir, "sub.mp4", "inner.mp4"), "x");
+    const files = await collectOutputs(dir, limits);
+    expect(files.map(({ filename, size }) => ({ filename, size }))).toEqual([{ filename: "a.mp4", size: 2 }, { filename: "b.mp4", size: 4 }]);
+  });
+
+  it("throws OUTPUT_LIMIT_EXCEEDED past the file count or the byte total", async () => {
+    for (let i = 0; i < 3; i++) await writeFile(path.join(dir, `s${i}.ts`), "x".repeat(400));
+    await expect(collectOutputs(dir, { maxFiles: 2, maxBytes: 10_000 })).rejects.toMatchObject({ code: "OUTPUT_LIMIT_EXCEEDED" });
+    await expect(collectOutputs(dir, { maxFiles: 10, maxBytes: 1000 })).rejects.toMatchObject({ code: "OUTPUT_LIMIT_EXCEEDED" });
+    await expect(collectOutputs(dir, { maxFiles: 3, maxBytes: 1200 })).resolves.toHaveLength(3);
+  });
+});
+
+describe("checkExpected", () => {
+  const files = ["out.mp4", "seg_000.ts", "seg_001.ts", "100%.png"].map((filename) => ({ filename, path: "", size: 1 }));
+
+  it("accepts names present and patterns with at least one match", () => {
+    expect(() => checkExpected(["out.mp4", "seg_%03d.ts", "100%%.png"], files)).not.toThrow();
+  });
+
+  it.each(["missing.mp4", "thumb_%03d.jpg", "seg_%03d.mp4"])("throws OUTPUT_MISSING for %s", (name) => {
+    expect(() => checkExpected([name], files)).toThrow(JobFailure);
+    expect(() => checkExpected([name], files)).toThrow(expect.objectContaining({ code: "OUTPUT_MISSING" }));
+  });
+});
+
+describe("sequencePattern", () => {
+  it.each([
+    ["thumb_%03d.jpg", "thumb_001.jpg", true],
+    ["thumb_%03d.jpg", "thumb_1234.jpg", true],
+    ["thumb_%03d.jpg", "thumb_abc.jpg", false],
+    ["seg%d.ts", "seg7.ts", true],
+    ["seg%d.ts", "seg7xts", false],
+  ])("%s matches %s: %s", (pattern, name, matches) => expect(sequencePattern(pattern)!.test(name)).toBe(matches));
+
+  it("is undefined for plain names", () => expect(sequencePattern("out.mp4")).toBeUndefined());
+});
+
+describe("contentTypeOf", () => {
+  it.each([["a.mp4", "video/mp4"], ["a.M3U8", "application/vnd.apple.mpegurl"], ["a.jpg", "image/jpeg"], ["a.weird", "application/octet-stream"]])("%s is %s", (name, type) => {
+    expect(contentTypeOf(name)).toBe(type);
+  });
+});

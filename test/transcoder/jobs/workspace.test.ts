@@ -1,0 +1,37 @@
+import { mkdir, mkdtemp, readdir, rm, stat, utimes } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createWorkspace, inputPath, removeWorkspace, sweepStaleWorkspaces } from "../../../transcoder/jobs/workspace";
+
+let root: string;
+beforeEach(async () => void (root = await mkdtemp(path.join(os.tmpdir(), "ffedge-ws-"))));
+afterEach(async () => rm(root, { recursive: true, force: true }));
+
+describe("createWorkspace", () => {
+  it("makes in/ and out/ under a fresh directory named after the task, out/ owned by ffmpeg's user", async () => {
+    const owner = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : undefined;
+    const workspace = await createWorkspace(root, "task_1", owner);
+    expect(path.basename(workspace.root)).toMatch(/^task_1-[A-Za-z0-9]{6}$/);
+    expect(inputPath(workspace, 2)).toBe(path.join(workspace.inDir, "input-2"));
+    const out = await stat(workspace.outDir);
+    expect(out.mode & 0o777).toBe(0o700);
+    if (owner) expect(out.uid).toBe(65534);
+    expect((await stat(workspace.inDir)).mode & 0o777).toBe(0o711);
+    await removeWorkspace(workspace);
+    expect(await readdir(root)).toEqual([]);
+  });
+});
+
+describe("sweepStaleWorkspaces", () => {
+  it("removes only job directories older than the limit", async () => {
+    const stale = await createWorkspace(root, "old_task", undefined);
+    const fresh = await createWorkspace(root, "new_task", undefined);
+    await mkdir(path.join(root, "not-ours"));
+    const hourAgo = new Date(Date.now() - 60 * 60_000);
+    await utimes(stale.root, hourAgo, hourAgo);
+    await utimes(path.join(root, "not-ours"), hourAgo, hourAgo);
+    expect(await sweepStaleWorkspaces(root, 30 * 60_000)).toBe(1);
+    expect((await readdir(root)).sort()).toEqual([path.basename(fresh.root), "not-ours"].sort());
+  });
+});

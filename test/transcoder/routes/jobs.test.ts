@@ -1,0 +1,149 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Clips, makeClips } from "../helpers/media";
+import { type EdgeStub, type MediaServer, serveFile, startEdgeStub, startMediaServer } from "../helpers/servers";
+import { SECRET, type TestTranscoder, groupAlive, jobFor, postJob, slowCommand, startTranscoder, waitUntil } from "../helpers/transcoder";
+
+let clips: Clips;
+let media: MediaServer;
+let edge: EdgeStub;
+
+beforeAll(async () => {
+  clips = await makeClips();
+  media = await startMediaServer({ "/clip.mp4": serveFile(clips.clip, "video/mp4"), "/long.mp4": serveFile(clips.long, "video/mp4") });
+  edge = await startEdgeStub();
+});
+
+afterAll(async () => {
+  await edge?.close();
+  await media?.close();
+  await clips?.remove();
+});
+
+function expectProblem(response: { statusCode: number; headers: Record<string, unknown>; json(): Record<string, unknown> }, status: number, code: string): void {
+  expect(response.statusCode).toBe(status);
+  expect(response.headers["content-type"]).toMatch(/^application\/problem\+json/);
+  expect(response.json()).toMatchObject({ status, code, type: expect.stringContaining("https://"), title: expect.any(String), detail: expect.any(String) });
+}
+
+describe("POST /jobs", () => {
+  let transcoder: TestTranscoder;
+  beforeAll(async () => (transcoder = await startTranscoder({ MAX_CONCURRENT_JOBS: "1" })));
+  afterAll(async () => transcoder?.close());
+
+  it.each([
+    ["no Authorization header", undefined],
+    ["a wrong secret", "Bearer not-the-secret"],
+    ["the secret without the Bearer scheme", SECRET],
+    ["a Basic scheme", `Basic ${Buffer.from(`x:${SECRET}`).toString("base64")}`],
+    ["the secret with a suffix", `Bearer ${SECRET}x`],
+  ])("answers 401 problem details for %s", async (_name, authorization) => {
+    const response = await transcoder.app.inject({ method: "POST", url: "/jobs", headers: authorization ? { authorization } : {}, payload: jobFor(edge, "ffmpeg -i https://example.com/a.mp4 out.mp4") });
+    expectProblem(response, 401, "UNAUTHORIZED");
+    expect(response.headers["www-authenticate"]).toMatch(/^Bearer/);
+  });
+
+  it("answers 400 VALIDATION_FAILED for a body that is not a job", async () => {
+    const response = await postJob(transcoder.app, { ...jobFor(edge, "ffmpeg -i https://example.com/a.mp4 out.mp4"), task_id: "../etc", timeout_seconds: -1 });
+    expectProblem(response, 400, "VALIDATION_FAILED");
+    expect(response.json().errors.map((error: { path: string }) => error.path).sort()).toEqual(["task_id", "timeout_seconds"]);
+  });
+
+  it("answers 400 INVALID_JSON for a broken body and 415 for a body that is not JSON", async () => {
+    const broken = await transcoder.app.inject({ method: "POST", url: "/jobs", headers: { authorization: `Bearer ${SECRET}`, "content-type": "application/json" }, payload: "{nope" });
+    expectProblem(broken, 400, "INVALID_JSON");
+    const text = await transcoder.app.inject({ method: "POST", url: "/jobs", headers: { authorization: `Bearer ${SECRET}`, "content-type": "text/plain" }, payload: "hello" });
+    expectProblem(text, 415, "UNSUPPORTED_MEDIA_TYPE");
+  });
+
+  it("accepts a task once: a redelivery answers 409 while it runs and after it finished, and ffmpeg runs once", async () => {
+    const job = jobFor(edge, `ffmpeg -i ${media.url("/clip.mp4")} -t 1 out.mp4`);
+    const hitsBefore = media.hits.filter((hit) => hit === "/clip.mp4").length;
+    expect((await postJob(transcoder.app, job)).statusCode).toBe(202);
+    expectProblem(await postJob(transcoder.app, job), 409, "TASK_NOT_RUNNABLE");
+    await edge.waitForTerminal(job.task_id);
+    await waitUntil(() => transcoder.app.jobs.running === 0);
+    expectProblem(await postJob(transcoder.app, job), 409, "TASK_NOT_RUNNABLE");
+    expect(edge.events(job.task_id).filter((event) => event.type === "started")).toHaveLength(1);
+    expect(edge.events(job.task_id).filter((event) => event.type === "completed")).toHaveLength(1);
+    expect(media.hits.filter((hit) => hit === "/clip.mp4").length - hitsBefore).toBe(1);
+  });
+
+  it("answers 503 TRANSCODER_BUSY with Retry-After when every slot is taken", async () => {
+    const running = jobFor(edge, slowCommand(media.url("/long.mp4")));
+    expect((await postJob(transcoder.app, running)).statusCode).toBe(202);
+    const response = await postJob(transcoder.app, jobFor(edge, `ffmpeg -i ${media.url("/clip.mp4")} out.mp4`));
+    expectProblem(response, 503, "TRANSCODER_BUSY");
+    expect(Number(response.headers["retry-after"])).toBeGreaterThan(0);
+    await transcoder.app.inject({ method: "DELETE", url: `/jobs/${running.task_id}`, headers: { authorization: `Bearer ${SECRET}` } });
+    await edge.waitForTerminal(running.task_id);
+  });
+});
+
+describe("DELETE /jobs/:task_id", () => {
+  let transcoder: TestTranscoder;
+  beforeAll(async () => (transcoder = await startTranscoder()));
+  afterAll(async () => transcoder?.close());
+
+  it("cancels a running job: ffmpeg's process group is gone within 2 s and the job fails CANCELED", async () => {
+    const job = jobFor(edge, slowCommand(media.url("/long.mp4")));
+    await postJob(transcoder.app, job);
+    let pid: number | undefined;
+    await waitUntil(() => (pid = transcoder.app.jobs.get(job.task_id)?.ffmpegPid) !== undefined);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const asked = Date.now();
+    const response = await transcoder.app.inject({ method: "DELETE", url: `/jobs/${job.task_id}`, headers: { authorization: `Bearer ${SECRET}` } });
+    expect(response.statusCode).toBe(202);
+    expect(response.json()).toEqual({ canceled: true });
+    expect(groupAlive(pid!)).toBe(false);
+    const terminal = await edge.waitForTerminal(job.task_id, 2_000);
+    expect(Date.now() - asked).toBeLessThan(2_000);
+    expect(terminal).toMatchObject({ type: "failed", error_code: "CANCELED" });
+    expect(edge.uploadRequests(job.task_id)).toEqual([]);
+    expect(await transcoder.leftovers()).toEqual([]);
+  });
+
+  it("answers 404 for a task that is not running here", async () => {
+    const response = await transcoder.app.inject({ method: "DELETE", url: "/jobs/nope", headers: { authorization: `Bearer ${SECRET}` } });
+    expectProblem(response, 404, "NOT_FOUND");
+  });
+
+  it("answers 401 without the secret", async () => {
+    expectProblem(await transcoder.app.inject({ method: "DELETE", url: "/jobs/nope" }), 401, "UNAUTHORIZED");
+  });
+});
+
+describe("unknown routes", () => {
+  it("answer 404 problem details", async () => {
+    const transcoder = await startTranscoder();
+    try {
+      expectProblem(await transcoder.app.inject({ method: "GET", url: "/nothing-here?x=1" }), 404, "NOT_FOUND");
+    } finally {
+      await transcoder.close();
+    }
+  });
+});
+
+describe("shutting down", () => {
+  it("refuses new jobs with 503, stops running ones after the grace period and reports them failed", async () => {
+    const transcoder = await startTranscoder();
+    try {
+      const job = jobFor(edge, slowCommand(media.url("/long.mp4")));
+      await postJob(transcoder.app, job);
+      let pid: number | undefined;
+      await waitUntil(() => (pid = transcoder.app.jobs.get(job.task_id)?.ffmpegPid) !== undefined);
+      const stopped = transcoder.app.jobs.shutdown(300);
+      const refused = await postJob(transcoder.app, jobFor(edge, `ffmpeg -i ${media.url("/clip.mp4")} out.mp4`));
+      expectProblem(refused, 503, "TRANSCODER_BUSY");
+      expect(refused.headers["retry-after"]).toBeDefined();
+      const health = await transcoder.app.inject({ method: "GET", url: "/health" });
+      expect(health.statusCode).toBe(503);
+      expect(health.json()).toMatchObject({ status: "draining", running: 1 });
+      await stopped;
+      expect(groupAlive(pid!)).toBe(false);
+      expect(edge.events(job.task_id).at(-1)).toMatchObject({ type: "failed", error_code: "INTERNAL", error: expect.stringContaining("shut down") });
+      expect(await transcoder.leftovers()).toEqual([]);
+    } finally {
+      await transcoder.close();
+    }
+  });
+});

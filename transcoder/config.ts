@@ -1,0 +1,139 @@
+import os from "node:os";
+import path from "node:path";
+import { z } from "zod";
+
+const GiB = 1024 ** 3;
+
+const count = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+const bytes = count;
+const seconds = count;
+
+/** The environment the transcoder reads, with the defaults it documents. */
+const EnvSchema = z
+  .object({
+    NODE_ENV: z.enum(["development", "test", "production"]).default("development"),
+    PORT: z.coerce.number().int().min(0).max(65_535).default(8788),
+    HOST: z.string().min(1).default("127.0.0.1"),
+    LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+    TRANSCODER_SECRET: z.string({ error: "TRANSCODER_SECRET is required: the shared secret the edge presents on POST /jobs." }).min(1),
+    FFMPEG_PATH: z.string().min(1).default("ffmpeg"),
+    FFPROBE_PATH: z.string().min(1).default("ffprobe"),
+    WORK_ROOT: z.string().refine(path.isAbsolute, "WORK_ROOT must be an absolute path.").default(path.join(os.tmpdir(), "ffedge-jobs")),
+    MAX_CONCURRENT_JOBS: count(os.availableParallelism()),
+    MAX_INPUT_BYTES: bytes(GiB),
+    /** Width × height above which a video input is refused as a decompression bomb (8K is 33 MP). */
+    MAX_INPUT_PIXELS: count(8192 * 8192),
+    MAX_OUTPUT_FILES: count(1000),
+    MAX_OUTPUT_BYTES: bytes(2 * GiB),
+    /** Address-space cap of each ffmpeg/ffprobe process. */
+    MAX_MEMORY_BYTES: bytes(4 * GiB),
+    /** Upper bound on a job's wall-clock time; a job's own `timeout_seconds` applies when smaller. */
+    DEFAULT_TIMEOUT_SECONDS: seconds(600),
+    DOWNLOAD_TIMEOUT_SECONDS: seconds(300),
+    /** How long SIGTERM waits for running jobs before killing them. */
+    SHUTDOWN_GRACE_SECONDS: z.coerce.number().int().nonnegative().default(120),
+    DEV_FETCH_ALLOW_HOSTS: z.string().default(""),
+    SANDBOX: z.enum(["auto", "off"]).default("auto"),
+  })
+  .superRefine((env, context) => {
+    if (env.NODE_ENV === "production" && env.TRANSCODER_SECRET.length < 16) {
+      context.addIssue({ code: "custom", path: ["TRANSCODER_SECRET"], message: "TRANSCODER_SECRET must be at least 16 characters in production." });
+    }
+  });
+
+/** Pacing of reports and retries. Not read from the environment: tests shorten them. */
+export interface Timings {
+  /** Progress reports are sent at most this often. */
+  progressIntervalMs: number;
+  /** A report is sent at least this often while a job runs, even without progress. */
+  heartbeatMs: number;
+  /** Timeout of one callback request to the edge. */
+  callbackTimeoutMs: number;
+  /** First retry delay of a failed report; doubles on every try. */
+  retryBaseMs: number;
+  retryMaxDelayMs: number;
+  /** A progress report that cannot be delivered for this long is dropped. */
+  progressGiveUpMs: number;
+  /** The terminal report is retried this long before the transcoder gives up on it. */
+  terminalGiveUpMs: number;
+  /** Wall-clock limit of one ffprobe run. */
+  probeTimeoutMs: number;
+}
+
+export interface TranscoderConfig {
+  production: boolean;
+  port: number;
+  host: string;
+  logLevel: string;
+  transcoderSecret: string;
+  ffmpegPath: string;
+  ffprobePath: string;
+  workRoot: string;
+  maxConcurrentJobs: number;
+  maxInputBytes: number;
+  maxInputPixels: number;
+  maxOutputFiles: number;
+  maxOutputBytes: number;
+  maxMemoryBytes: number;
+  maxJobSeconds: number;
+  downloadTimeoutSeconds: number;
+  shutdownGraceSeconds: number;
+  /** Hosts the input fetcher may reach although they are private. Always empty in production. */
+  devFetchAllowHosts: string[];
+  sandbox: "auto" | "off";
+  timings: Timings;
+}
+
+export const DEFAULT_TIMINGS: Timings = {
+  progressIntervalMs: 500,
+  heartbeatMs: 10_000,
+  callbackTimeoutMs: 15_000,
+  retryBaseMs: 500,
+  retryMaxDelayMs: 30_000,
+  progressGiveUpMs: 60_000,
+  terminalGiveUpMs: 10 * 60_000,
+  probeTimeoutMs: 30_000,
+};
+
+export class ConfigError extends Error {
+  constructor(readonly issues: string[]) {
+    super(`Invalid transcoder configuration:\n${issues.map((issue) => `  - ${issue}`).join("\n")}`);
+    this.name = "ConfigError";
+  }
+}
+
+/** Reads and validates the configuration; throws a ConfigError naming every bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): TranscoderConfig {
+  // An empty variable means "not set", as in most deployment tools.
+  const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ""));
+  const result = EnvSchema.safeParse(present);
+  if (!result.success) {
+    throw new ConfigError(result.error.issues.map((issue) => `${issue.path.join(".") || "environment"}: ${issue.message}`));
+  }
+  const parsed = result.data;
+  const production = parsed.NODE_ENV === "production";
+  return {
+    production,
+    port: parsed.PORT,
+    host: parsed.HOST,
+    logLevel: parsed.LOG_LEVEL,
+    transcoderSecret: parsed.TRANSCODER_SECRET,
+    ffmpegPath: parsed.FFMPEG_PATH,
+    ffprobePath: parsed.FFPROBE_PATH,
+    workRoot: path.resolve(parsed.WORK_ROOT),
+    maxConcurrentJobs: parsed.MAX_CONCURRENT_JOBS,
+    maxInputBytes: parsed.MAX_INPUT_BYTES,
+    maxInputPixels: parsed.MAX_INPUT_PIXELS,
+    maxOutputFiles: parsed.MAX_OUTPUT_FILES,
+    maxOutputBytes: parsed.MAX_OUTPUT_BYTES,
+    maxMemoryBytes: parsed.MAX_MEMORY_BYTES,
+    maxJobSeconds: parsed.DEFAULT_TIMEOUT_SECONDS,
+    downloadTimeoutSeconds: parsed.DOWNLOAD_TIMEOUT_SECONDS,
+    shutdownGraceSeconds: parsed.SHUTDOWN_GRACE_SECONDS,
+    devFetchAllowHosts: production
+      ? []
+      : parsed.DEV_FETCH_ALLOW_HOSTS.split(",").map((host) => host.trim().toLowerCase()).filter(Boolean),
+    sandbox: parsed.SANDBOX,
+    timings: { ...DEFAULT_TIMINGS },
+  };
+}

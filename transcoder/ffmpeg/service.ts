@@ -1,0 +1,96 @@
+import os from "node:os";
+import type { TranscoderConfig } from "../config";
+import { type ResourceLimits, type Sandbox, detectSandbox, findProgram } from "../sandbox/isolation";
+import { type IsolatedProcess, runIsolated } from "../sandbox/process";
+
+export interface ProbeOutcome {
+  /** ffprobe's JSON, when it could read the file. */
+  json?: string;
+  /** ffmpeg itself refused the file's format (it is not on the whitelist). */
+  formatRefused: boolean;
+}
+
+export interface FfmpegRunOptions {
+  cwd: string;
+  signal: AbortSignal;
+  /** Sets the CPU-time cap: a job may keep every core busy for its whole wall-clock limit. */
+  timeoutSeconds: number;
+  onStdout: (chunk: Buffer) => void;
+}
+
+const PROBE_STDOUT_BYTES = 4 * 1024 * 1024;
+/** ffmpeg is one process with threads; the cap only stops anything that would fork. */
+const MAX_PROCESSES = 1024;
+const MAX_OPEN_FILES = 1024;
+
+/**
+ * The only way the service runs ffmpeg and ffprobe: pinned binaries, inside the sandbox the
+ * host supports, with resource limits from the configuration.
+ */
+export class FfmpegService {
+  private constructor(
+    readonly ffmpegPath: string,
+    readonly ffprobePath: string,
+    readonly version: string,
+    readonly sandbox: Sandbox,
+    private readonly config: TranscoderConfig,
+  ) {}
+
+  /** Finds the binaries, reads ffmpeg's version and detects the sandbox; throws when ffmpeg is unusable. */
+  static async create(config: TranscoderConfig): Promise<FfmpegService> {
+    const ffmpeg = await findProgram(config.ffmpegPath);
+    if (!ffmpeg) throw new Error(`ffmpeg was not found at '${config.ffmpegPath}' (set FFMPEG_PATH).`);
+    const ffprobe = await findProgram(config.ffprobePath);
+    if (!ffprobe) throw new Error(`ffprobe was not found at '${config.ffprobePath}' (set FFPROBE_PATH).`);
+    const version = await readVersion(ffmpeg);
+    const sandbox = await detectSandbox(config.sandbox, ffmpeg);
+    return new FfmpegService(ffmpeg, ffprobe, version, sandbox, config);
+  }
+
+  /**
+   * ffprobe's JSON description of one local file, read only with the demuxers in `whitelist`.
+   * `forceFormat` is the input's own `-f`, so the probe reads the file exactly as ffmpeg will.
+   */
+  async probe(file: string, options: { cwd: string; signal: AbortSignal; whitelist: string; forceFormat?: string | undefined }): Promise<ProbeOutcome> {
+    const args = ["-v", "error", "-show_format", "-show_streams", "-of", "json", "-protocol_whitelist", "file", "-format_whitelist", options.whitelist];
+    if (options.forceFormat !== undefined) args.push("-f", options.forceFormat);
+    args.push("-i", file);
+    const limits: ResourceLimits = {
+      cpuSeconds: Math.ceil(this.config.timings.probeTimeoutMs / 1000) * os.availableParallelism(),
+      memoryBytes: this.config.maxMemoryBytes,
+      fileBytes: 0,
+      processes: MAX_PROCESSES,
+      openFiles: MAX_OPEN_FILES,
+    };
+    const run = runIsolated(this.sandbox.wrap(this.ffprobePath, args, limits), {
+      cwd: options.cwd,
+      signal: options.signal,
+      maxStdoutBytes: PROBE_STDOUT_BYTES,
+      maxStderrBytes: 16 * 1024,
+      timeoutMs: this.config.timings.probeTimeoutMs,
+    });
+    const result = await run.result;
+    const formatRefused = /Format not on whitelist/i.test(result.stderr);
+    return result.code === 0 && !result.killed ? { json: result.stdout.toString("utf8"), formatRefused } : { formatRefused };
+  }
+
+  /** Starts ffmpeg with an argv from `buildArgv`; killing happens through `signal`. */
+  run(argv: readonly string[], options: FfmpegRunOptions): IsolatedProcess {
+    const limits: ResourceLimits = {
+      cpuSeconds: options.timeoutSeconds * os.availableParallelism() + 30,
+      memoryBytes: this.config.maxMemoryBytes,
+      fileBytes: this.config.maxOutputBytes,
+      processes: MAX_PROCESSES,
+      openFiles: MAX_OPEN_FILES,
+    };
+    return runIsolated(this.sandbox.wrap(this.ffmpegPath, argv, limits), { cwd: options.cwd, signal: options.signal, onStdout: options.onStdout });
+  }
+}
+
+async function readVersion(ffmpeg: string): Promise<string> {
+  const run = runIsolated({ file: ffmpeg, args: ["-version"] }, { cwd: "/", maxStdoutBytes: 64 * 1024, timeoutMs: 10_000 });
+  const result = await run.result;
+  const version = /ffmpeg version (\S+)/.exec(result.stdout.toString("utf8"))?.[1];
+  if (result.code !== 0 || !version) throw new Error(`'${ffmpeg} -version' did not answer as ffmpeg does.`);
+  return version;
+}

@@ -1,0 +1,109 @@
+import { createReadStream } from "node:fs";
+import http from "node:http";
+import https from "node:https";
+import type { z } from "zod";
+import {
+  EventAckSchema,
+  OutputUploadGrantSchema,
+  type JobEvent,
+  type OutputUploadRequestSchema,
+  type TranscodeJob,
+} from "../../shared/schemas/jobs";
+
+export type EventAck = z.infer<typeof EventAckSchema>;
+export type OutputUploadGrant = z.infer<typeof OutputUploadGrantSchema>;
+export type OutputUploadRequest = z.infer<typeof OutputUploadRequestSchema>;
+
+/** A callback that did not succeed. `retryable` is false when the edge refused it for good. */
+export class CallbackError extends Error {
+  constructor(
+    message: string,
+    readonly retryable: boolean,
+    readonly status?: number,
+  ) {
+    super(message);
+    this.name = "CallbackError";
+  }
+}
+
+/**
+ * The job's calls back to the edge: reports, upload grants and the uploads themselves. The URLs
+ * come from the edge (authenticated by TRANSCODER_SECRET), not from the user, so they are not
+ * put through the input fetcher's policy.
+ */
+export class EdgeClient {
+  private readonly base: string;
+  private readonly token: string;
+
+  constructor(
+    job: Pick<TranscodeJob, "callback_url" | "callback_token">,
+    private readonly timeoutMs = 15_000,
+  ) {
+    this.base = job.callback_url.replace(/\/+$/, "");
+    this.token = job.callback_token;
+  }
+
+  async postEvent(event: JobEvent): Promise<EventAck> {
+    return EventAckSchema.parse(await this.postJson("events", event));
+  }
+
+  async requestUpload(request: OutputUploadRequest, signal?: AbortSignal): Promise<OutputUploadGrant> {
+    const grant = OutputUploadGrantSchema.safeParse(await this.postJson("outputs", request, signal));
+    if (!grant.success) throw new CallbackError("The edge answered the upload request with something that is not a grant.", false);
+    return grant.data;
+  }
+
+  /**
+   * PUTs a file streamed from disk with an exact Content-Length (presigned object-store URLs
+   * refuse chunked bodies).
+   */
+  putFile(uploadUrl: string, file: string, size: number, contentType: string, signal?: AbortSignal): Promise<void> {
+    const url = new URL(uploadUrl);
+    const client = url.protocol === "https:" ? https : http;
+    const timeout = AbortSignal.timeout(Math.ceil(Math.max(this.timeoutMs, 60_000 + size / 1024)));
+    const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
+    return new Promise((resolve, reject) => {
+      const request = client.request(url, { method: "PUT", signal: combined, headers: { "content-type": contentType, "content-length": String(size) } }, (response) => {
+        const status = response.statusCode ?? 0;
+        response.resume();
+        response.on("end", () => {
+          if (status >= 200 && status < 300) resolve();
+          else reject(new CallbackError(`The upload was answered ${status}.`, isRetryable(status), status));
+        });
+        response.on("error", (error) => reject(new CallbackError(`The upload failed: ${error.message}.`, true)));
+      });
+      request.on("error", (error) => reject(new CallbackError(`The upload failed: ${error.message}.`, true)));
+      const body = createReadStream(file);
+      body.on("error", (error) => request.destroy(error));
+      body.pipe(request);
+    });
+  }
+
+  private async postJson(path: string, body: unknown, signal?: AbortSignal): Promise<unknown> {
+    const timeout = AbortSignal.timeout(this.timeoutMs);
+    let response: Response;
+    try {
+      response = await fetch(`${this.base}/${path}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${this.token}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+        signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+        redirect: "error",
+      });
+    } catch (error) {
+      throw new CallbackError(`${path} could not be reached: ${error instanceof Error ? error.message : String(error)}.`, true);
+    }
+    const text = await response.text().catch(() => "");
+    if (!response.ok) throw new CallbackError(`${path} answered ${response.status}: ${text.slice(0, 300)}`, isRetryable(response.status), response.status);
+    try {
+      return JSON.parse(text);
+    } catch {
+      throw new CallbackError(`${path} answered ${response.status} with a body that is not JSON.`, true, response.status);
+    }
+  }
+}
+
+/** Server errors, rate limits and timeouts may pass; any other 4xx will be refused again. */
+function isRetryable(status: number): boolean {
+  return status >= 500 || status === 408 || status === 429;
+}

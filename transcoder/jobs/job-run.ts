@@ -1,0 +1,234 @@
+import type { FastifyBaseLogger } from "fastify";
+import { AppError } from "../../shared/errors";
+import { buildArgv, checkCommand, type ParsedCommand } from "../../shared/ffmpeg/index";
+import type { TranscodeJob } from "../../shared/schemas/jobs";
+import type { TranscoderConfig } from "../config";
+import { FORMAT_WHITELIST } from "../ffmpeg/probe";
+import { type ProgressPlan, ProgressParser, percentDone, planProgress } from "../ffmpeg/progress";
+import type { FfmpegService } from "../ffmpeg/service";
+import { sleep } from "../lib/sleep";
+import type { RunResult } from "../sandbox/process";
+import { CallbackError, EdgeClient } from "./edge-client";
+import { JobFailure } from "./failure";
+import { downloadInputs, probeInputs } from "./inputs";
+import { type OutputFile, checkExpected, collectOutputs, contentTypeOf, watchOutputs } from "./outputs";
+import { EventReporter, type TerminalReport } from "./reporter";
+import { type Workspace, createWorkspace, removeWorkspace } from "./workspace";
+
+export interface JobDeps {
+  config: TranscoderConfig;
+  ffmpeg: FfmpegService;
+  log: FastifyBaseLogger;
+}
+
+const MAX_ERROR_LENGTH = 8192;
+const STDERR_TAIL_LINES = 20;
+const STDERR_TAIL_BYTES = 4096;
+const UPLOAD_ATTEMPTS = 3;
+/** Our own outputs may also be single images, which ffprobe reads with image2 because of their extension. */
+const OUTPUT_FORMAT_WHITELIST = `${FORMAT_WHITELIST},image2`;
+
+/**
+ * One job from acceptance to its terminal report: check the command again, download every
+ * input, probe it, run ffmpeg in the sandbox, collect and upload the outputs, report. Every way
+ * out (failure, cancel, timeout, shutdown) goes through the abort signal, kills ffmpeg's
+ * process group and removes the work directory before the terminal report is sent.
+ */
+export class JobRun {
+  private readonly controller = new AbortController();
+  private readonly reporter: EventReporter;
+  private readonly client: EdgeClient;
+  private readonly log: FastifyBaseLogger;
+  private readonly workOver = deferred();
+  /** ffmpeg's pid (and process group) while it runs. */
+  ffmpegPid: number | undefined;
+
+  constructor(
+    readonly job: TranscodeJob,
+    private readonly deps: JobDeps,
+  ) {
+    this.log = deps.log.child({ task_id: job.task_id });
+    this.client = new EdgeClient(job, deps.config.timings.callbackTimeoutMs);
+    this.reporter = new EventReporter(this.client, {
+      timings: deps.config.timings,
+      log: this.log,
+      onCancel: () => this.cancel(new JobFailure("CANCELED", "The task was canceled.")),
+    });
+  }
+
+  /** Settles once no process of the job is left and its work directory is gone. */
+  get workDone(): Promise<void> {
+    return this.workOver.promise;
+  }
+
+  /** Stops the job for `failure` (cancel, timeout, output cap, shutdown). The first reason wins. */
+  cancel(failure: JobFailure): void {
+    if (!this.controller.signal.aborted) this.controller.abort(failure);
+  }
+
+  /** Shortens the retries of the reports still to send (shutting down). */
+  hurryReports(withinMs: number): void {
+    this.reporter.hurry(withinMs);
+  }
+
+  /** Runs the job; resolves once its terminal report is delivered or given up on. */
+  async run(): Promise<void> {
+    const timeoutSeconds = Math.min(this.job.timeout_seconds, this.deps.config.maxJobSeconds);
+    const deadline = setTimeout(
+      () => this.cancel(new JobFailure("TIMEOUT", `The job ran longer than its limit of ${timeoutSeconds} s and was stopped.`)),
+      timeoutSeconds * 1000,
+    );
+    this.reporter.start();
+    let report: TerminalReport;
+    try {
+      report = await this.execute(timeoutSeconds);
+    } catch (error) {
+      report = this.failureReport(error);
+    } finally {
+      clearTimeout(deadline);
+      this.workOver.resolve();
+    }
+    this.log.info({ outcome: report.type, error_code: report.type === "failed" ? report.error_code : undefined }, "job finished");
+    await this.reporter.finish(report);
+  }
+
+  private get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  private async execute(timeoutSeconds: number): Promise<TerminalReport> {
+    const parsed = this.checkedCommand();
+    const { config, ffmpeg } = this.deps;
+    const workspace = await createWorkspace(config.workRoot, this.job.task_id, ffmpeg.sandbox.runAs);
+    try {
+      const inputPaths = await downloadInputs(parsed, workspace, this.deps.config, this.signal);
+      const timings = await probeInputs(parsed, workspace, inputPaths, this.deps, this.signal);
+      await this.transcode(parsed, workspace, inputPaths, planProgress(parsed, timings), timeoutSeconds);
+      const files = await collectOutputs(workspace.outDir, this.outputLimits);
+      checkExpected(parsed.outputs.map((output) => output.filename), files);
+      await this.upload(files);
+      const outputs = [];
+      for (const file of files) {
+        const metadata = this.job.with_metadata ? await this.metadataOf(file, workspace) : undefined;
+        outputs.push({ filename: file.filename, size: file.size, ...(metadata ? { metadata } : {}) });
+      }
+      this.signal.throwIfAborted();
+      return { type: "completed", outputs };
+    } finally {
+      await removeWorkspace(workspace);
+    }
+  }
+
+  private checkedCommand(): ParsedCommand {
+    try {
+      return checkCommand(this.job.command);
+    } catch (error) {
+      if (!(error instanceof AppError)) throw error;
+      const token = typeof error.extra.token === "string" && !error.detail.includes(error.extra.token) ? ` (at '${error.extra.token}')` : "";
+      throw new JobFailure("COMMAND_REJECTED", `${error.detail}${token}`);
+    }
+  }
+
+  private get outputLimits() {
+    return { maxFiles: this.deps.config.maxOutputFiles, maxBytes: this.deps.config.maxOutputBytes };
+  }
+
+  private async transcode(parsed: ParsedCommand, workspace: Workspace, inputPaths: string[], plan: ProgressPlan, timeoutSeconds: number): Promise<void> {
+    const argv = buildArgv(withFormatWhitelist(parsed), { inputPaths, outputDir: workspace.outDir });
+    const parser = new ProgressParser((snapshot) => {
+      const progress = percentDone(snapshot, plan);
+      if (progress === undefined) return;
+      this.reporter.progress({
+        type: "progress",
+        progress,
+        ...(snapshot.outTimeSeconds !== undefined ? { out_time_seconds: snapshot.outTimeSeconds } : {}),
+        ...(snapshot.speed !== undefined ? { speed: snapshot.speed } : {}),
+      });
+    });
+    const stopWatching = watchOutputs(workspace.outDir, this.outputLimits, (failure) => this.cancel(failure));
+    let result: RunResult;
+    try {
+      const ffmpeg = this.deps.ffmpeg.run(argv, { cwd: workspace.outDir, signal: this.signal, timeoutSeconds, onStdout: (chunk) => parser.push(chunk) });
+      this.ffmpegPid = ffmpeg.pid;
+      result = await ffmpeg.result;
+    } finally {
+      stopWatching();
+      this.ffmpegPid = undefined;
+    }
+    this.signal.throwIfAborted();
+    if (result.signal === "SIGXFSZ") throw new JobFailure("OUTPUT_LIMIT_EXCEEDED", `An output grew past the limit of ${this.deps.config.maxOutputBytes} bytes.`);
+    if (result.signal === "SIGXCPU") throw new JobFailure("TIMEOUT", "ffmpeg used up its CPU-time limit and was stopped.");
+    if (result.code !== 0) throw new JobFailure("FFMPEG_FAILED", ffmpegFailure(result, workspace, inputPaths));
+  }
+
+  private async upload(files: readonly OutputFile[]): Promise<void> {
+    for (const file of files) {
+      const request = { filename: file.filename, size: file.size, content_type: contentTypeOf(file.filename) };
+      for (let attempt = 1; ; attempt++) {
+        try {
+          const grant = await this.client.requestUpload(request, this.signal);
+          await this.client.putFile(grant.upload_url, file.path, file.size, request.content_type, this.signal);
+          break;
+        } catch (error) {
+          this.signal.throwIfAborted();
+          const retryable = error instanceof CallbackError && error.retryable;
+          if (!retryable || attempt >= UPLOAD_ATTEMPTS) {
+            const detail = error instanceof Error ? error.message : String(error);
+            throw new JobFailure("OUTPUT_UPLOAD_FAILED", `Output '${file.filename}' could not be stored: ${detail}`);
+          }
+          await sleep(this.deps.config.timings.retryBaseMs * 2 ** (attempt - 1), this.signal);
+        }
+      }
+    }
+  }
+
+  /** ffprobe's description of one output, with our local path replaced by the output's name. */
+  private async metadataOf(file: OutputFile, workspace: Workspace): Promise<Record<string, unknown> | undefined> {
+    const outcome = await this.deps.ffmpeg.probe(file.path, { cwd: workspace.root, signal: this.signal, whitelist: OUTPUT_FORMAT_WHITELIST });
+    if (outcome.json === undefined) return undefined;
+    try {
+      const described = JSON.parse(outcome.json) as { format?: Record<string, unknown>; streams?: unknown[] };
+      return { format: { ...described.format, filename: file.filename }, streams: described.streams ?? [] };
+    } catch {
+      return undefined;
+    }
+  }
+
+  private failureReport(error: unknown): TerminalReport {
+    const failure = this.signal.aborted ? this.signal.reason : error;
+    if (failure instanceof JobFailure) return { type: "failed", error_code: failure.code, error: failure.message.slice(0, MAX_ERROR_LENGTH) };
+    this.log.error({ err: error }, "job failed unexpectedly");
+    return { type: "failed", error_code: "INTERNAL", error: "The transcoder hit an unexpected error while running the job." };
+  }
+}
+
+/** Every input is opened with ffmpeg's own demuxer allow-list too, so it enforces what the probe checked. */
+function withFormatWhitelist(parsed: ParsedCommand): ParsedCommand {
+  return {
+    ...parsed,
+    inputs: parsed.inputs.map((input) => ({ ...input, options: [...input.options, { name: "format_whitelist", base: "format_whitelist", value: FORMAT_WHITELIST }] })),
+  };
+}
+
+/**
+ * A one-line reason (ffmpeg's last line is usually the error itself) and the end of its stderr,
+ * with our local paths replaced: inputs by "input N", outputs by their own names.
+ */
+function ffmpegFailure(result: RunResult, workspace: Workspace, inputPaths: readonly string[]): string {
+  let stderr = result.stderr;
+  // Highest index first, so that ".../input-1" never eats the start of ".../input-10".
+  for (let index = inputPaths.length - 1; index >= 0; index--) stderr = stderr.replaceAll(inputPaths[index]!, `input ${index + 1}`);
+  stderr = stderr.replaceAll(`${workspace.outDir}/`, "").replaceAll(workspace.root, ".");
+  const lines = stderr.split("\n").map((line) => line.trimEnd()).filter(Boolean).slice(-STDERR_TAIL_LINES);
+  const exit = result.signal ? `ffmpeg was killed by ${result.signal}` : `ffmpeg exited with code ${result.code}`;
+  const last = lines.at(-1)?.trim().slice(0, 300);
+  let tail = lines.join("\n");
+  if (Buffer.byteLength(tail) > STDERR_TAIL_BYTES) tail = Buffer.from(tail).subarray(-STDERR_TAIL_BYTES).toString("utf8");
+  return `${exit}${last ? `: ${last}` : "."}${tail ? `\n${tail}` : ""}`.slice(0, MAX_ERROR_LENGTH);
+}
+
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve = () => {};
+  const promise = new Promise<void>((done) => (resolve = done));
+  return { promise, resolve };
+}

@@ -1,0 +1,144 @@
+import type { FastifyBaseLogger } from "fastify";
+import type { JobEvent } from "../../shared/schemas/jobs";
+import type { Timings } from "../config";
+import { sleep } from "../lib/sleep";
+import { CallbackError, type EdgeClient } from "./edge-client";
+
+/** A report before it gets its sequence number. */
+export type Report = JobEvent extends infer Event ? (Event extends JobEvent ? Omit<Event, "seq"> : never) : never;
+export type ProgressReport = Extract<Report, { type: "progress" }>;
+export type TerminalReport = Extract<Report, { type: "completed" | "failed" }>;
+
+export interface ReporterOptions {
+  timings: Timings;
+  /** The edge answered a report with `cancel: true`. */
+  onCancel: () => void;
+  log: FastifyBaseLogger;
+}
+
+/**
+ * Sends one job's reports to `{callback_url}/events`, one at a time and in `seq` order:
+ * `started` at once, progress at most every `progressIntervalMs`, a heartbeat when nothing
+ * was sent for `heartbeatMs`, and the terminal report. Failed deliveries are retried with
+ * exponential backoff; a progress report that keeps failing is dropped after a minute (or as
+ * soon as a newer report is waiting), the terminal one is retried much longer.
+ */
+export class EventReporter {
+  private nextSeq = 0;
+  private readonly queue: JobEvent[] = [];
+  private delivering: Promise<void> | undefined;
+  private latest: ProgressReport = { type: "progress", progress: 0 };
+  private lastQueuedAt = 0;
+  private lastProgressAt = 0;
+  private progressTimer: NodeJS.Timeout | undefined;
+  private heartbeatTimer: NodeJS.Timeout | undefined;
+  private finished = false;
+  private retryDeadline = Number.POSITIVE_INFINITY;
+  /** Cuts a retry's wait short when the reporter is told to hurry. */
+  private wake = new AbortController();
+
+  constructor(
+    private readonly client: Pick<EdgeClient, "postEvent">,
+    private readonly options: ReporterOptions,
+  ) {}
+
+  start(): void {
+    this.enqueue({ type: "started" });
+    const { heartbeatMs } = this.options.timings;
+    this.heartbeatTimer = setInterval(() => {
+      if (Date.now() - this.lastQueuedAt >= heartbeatMs) this.enqueue({ ...this.latest });
+    }, Math.max(10, Math.min(1000, heartbeatMs / 4)));
+  }
+
+  progress(update: ProgressReport): void {
+    if (this.finished) return;
+    // Estimates can wobble; the task's progress never goes backwards.
+    this.latest = { ...update, progress: Math.max(this.latest.progress, update.progress) };
+    const wait = this.lastProgressAt + this.options.timings.progressIntervalMs - Date.now();
+    if (wait <= 0) return this.sendLatest();
+    this.progressTimer ??= setTimeout(() => this.sendLatest(), wait);
+  }
+
+  /** Queues the terminal report; resolves once it is delivered or given up on. */
+  finish(report: TerminalReport): Promise<void> {
+    if (!this.finished) {
+      this.finished = true;
+      this.stopTimers();
+      // Progress not yet sent is stale once the job has ended.
+      for (let index = this.queue.length - 1; index >= 0; index--) if (this.queue[index]!.type === "progress") this.queue.splice(index, 1);
+      this.enqueue(report);
+    }
+    return this.idle();
+  }
+
+  /** From now on, a report that fails is retried for at most `withinMs` (shutting down). */
+  hurry(withinMs: number): void {
+    this.retryDeadline = Math.min(this.retryDeadline, Date.now() + withinMs);
+    this.wake.abort();
+    this.wake = new AbortController();
+  }
+
+  async idle(): Promise<void> {
+    while (this.delivering) await this.delivering;
+  }
+
+  private sendLatest(): void {
+    clearTimeout(this.progressTimer);
+    this.progressTimer = undefined;
+    if (this.finished) return;
+    this.lastProgressAt = Date.now();
+    this.enqueue({ ...this.latest });
+  }
+
+  private enqueue(report: Report): void {
+    const event = { ...report, seq: this.nextSeq++ } as JobEvent;
+    this.lastQueuedAt = Date.now();
+    // Only the newest progress matters: one still waiting in the queue is replaced.
+    if (event.type === "progress" && this.queue.at(-1)?.type === "progress") this.queue.pop();
+    this.queue.push(event);
+    this.pump();
+  }
+
+  private pump(): void {
+    if (this.delivering) return;
+    this.delivering = (async () => {
+      for (let event = this.queue.shift(); event; event = this.queue.shift()) await this.deliver(event);
+    })().finally(() => {
+      this.delivering = undefined;
+      if (this.queue.length > 0) this.pump();
+    });
+  }
+
+  private async deliver(event: JobEvent): Promise<void> {
+    const { timings, log } = this.options;
+    const terminal = event.type === "completed" || event.type === "failed";
+    const giveUpAt = Date.now() + (terminal ? timings.terminalGiveUpMs : timings.progressGiveUpMs);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const ack = await this.client.postEvent(event);
+        if (ack.cancel && !terminal) this.options.onCancel();
+        return;
+      } catch (error) {
+        const retryable = !(error instanceof CallbackError) || error.retryable;
+        const superseded = event.type === "progress" && this.queue.length > 0;
+        const wait = Math.min(backoff(attempt, timings), Math.min(giveUpAt, this.retryDeadline) - Date.now());
+        if (!retryable || superseded || wait <= 0) {
+          if (!superseded) log.warn({ err: error, seq: event.seq, type: event.type }, "giving up on a job report");
+          return;
+        }
+        await sleep(wait, this.wake.signal);
+      }
+    }
+  }
+
+  private stopTimers(): void {
+    clearInterval(this.heartbeatTimer);
+    clearTimeout(this.progressTimer);
+    this.progressTimer = undefined;
+  }
+}
+
+function backoff(attempt: number, timings: Timings): number {
+  const jitter = 0.8 + Math.random() * 0.4;
+  return Math.min(timings.retryMaxDelayMs, timings.retryBaseMs * 2 ** attempt) * jitter;
+}

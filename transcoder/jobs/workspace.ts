@@ -1,0 +1,82 @@
+import { chmod, chown, mkdir, mkdtemp, readdir, rm, stat } from "node:fs/promises";
+import path from "node:path";
+
+/** One job's directory: inputs are downloaded into `in/`, ffmpeg writes only into `out/`. */
+export interface Workspace {
+  root: string;
+  inDir: string;
+  outDir: string;
+}
+
+export type Owner = { uid: number; gid: number } | undefined;
+
+export function inputPath(workspace: Workspace, index: number): string {
+  return path.join(workspace.inDir, `input-${index}`);
+}
+
+/**
+ * Makes sure WORK_ROOT exists and that a sandboxed ffmpeg (another uid) can reach into it:
+ * every directory above a job's directory needs the search bit for "others". Fails at boot,
+ * with the directory to fix, rather than on the first job.
+ */
+export async function prepareWorkRoot(workRoot: string, owner: Owner): Promise<void> {
+  await mkdir(workRoot, { recursive: true, mode: 0o711 });
+  if (!owner) return;
+  await chmod(workRoot, 0o711);
+  for (let dir = path.dirname(workRoot); ; dir = path.dirname(dir)) {
+    const mode = (await stat(dir)).mode;
+    if ((mode & 0o001) === 0) throw new Error(`ffmpeg runs as uid ${owner.uid} and cannot reach WORK_ROOT through '${dir}' (mode ${(mode & 0o777).toString(8)}); choose a WORK_ROOT below world-searchable directories.`);
+    if (dir === path.dirname(dir)) break;
+  }
+}
+
+/**
+ * A fresh directory for one job. Its inputs stay owned by us and world-readable; `out/` is
+ * the only directory ffmpeg's user can write to. Nothing in it can be listed by other jobs.
+ */
+export async function createWorkspace(workRoot: string, taskId: string, owner: Owner): Promise<Workspace> {
+  const root = await mkdtemp(path.join(workRoot, `${taskId}-`));
+  const workspace = { root, inDir: path.join(root, "in"), outDir: path.join(root, "out") };
+  await chmod(root, 0o711);
+  await mkdir(workspace.inDir, { mode: 0o711 });
+  await mkdir(workspace.outDir, { mode: 0o700 });
+  if (owner) await giveTo(workspace.outDir, owner);
+  return workspace;
+}
+
+/**
+ * As root, `out/` is handed to ffmpeg's user. A non-root server (the container's `ffedge`)
+ * cannot chown, so `out/` stays ours but writable by all with the sticky bit: ffmpeg can create
+ * files there, and we, owning the directory, can still read and remove them.
+ */
+async function giveTo(dir: string, owner: NonNullable<Owner>): Promise<void> {
+  try {
+    await chown(dir, owner.uid, owner.gid);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EPERM") throw error;
+    await chmod(dir, 0o1777);
+  }
+}
+
+export async function removeWorkspace(workspace: Workspace): Promise<void> {
+  await rm(workspace.root, { recursive: true, force: true, maxRetries: 3 });
+}
+
+/**
+ * Removes job directories left behind by a transcoder that was killed outright (SIGKILL, OOM).
+ * Several transcoders may share WORK_ROOT, so only directories older than any job can live are
+ * taken. Returns how many were removed.
+ */
+export async function sweepStaleWorkspaces(workRoot: string, olderThanMs: number): Promise<number> {
+  let removed = 0;
+  for (const entry of await readdir(workRoot, { withFileTypes: true })) {
+    // Only names createWorkspace makes: "<task id>-<6 random characters>".
+    if (!entry.isDirectory() || !/^[A-Za-z0-9_-]+-[A-Za-z0-9]{6}$/.test(entry.name)) continue;
+    const dir = path.join(workRoot, entry.name);
+    const info = await stat(dir).catch(() => undefined);
+    if (!info || Date.now() - info.mtimeMs < olderThanMs) continue;
+    await rm(dir, { recursive: true, force: true });
+    removed++;
+  }
+  return removed;
+}

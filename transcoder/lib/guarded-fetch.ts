@@ -1,0 +1,150 @@
+import dns from "node:dns";
+import { createWriteStream } from "node:fs";
+import { rm } from "node:fs/promises";
+import http from "node:http";
+import https from "node:https";
+import type { LookupFunction } from "node:net";
+import { Transform } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { AppError } from "../../shared/errors";
+import { blockedHost, checkFetchUrl, isBlockedAddress } from "../../shared/net/url-policy";
+
+const DEFAULT_MAX_REDIRECTS = 3;
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+
+/** Resolves a name to every address it has; `dns.lookup` unless a test substitutes one. */
+export type Resolver = (hostname: string, callback: (error: NodeJS.ErrnoException | null, addresses: dns.LookupAddress[]) => void) => void;
+
+export interface GuardedFetchOptions {
+  /** Test/dev-only hosts that may be private; the caller passes an empty list in production. */
+  allowHosts: readonly string[];
+  maxBytes: number;
+  /** Limit for the whole download: connecting, redirects, headers and body. */
+  timeoutMs: number;
+  maxRedirects?: number;
+  /** Aborts the download (the job was canceled); its reason is rethrown as is. */
+  signal?: AbortSignal;
+  resolve?: Resolver;
+}
+
+export interface Download {
+  /** Where the bytes finally came from, after redirects. */
+  url: URL;
+  bytes: number;
+  contentType?: string;
+}
+
+const systemResolver: Resolver = (hostname, callback) => dns.lookup(hostname, { all: true, verbatim: true }, callback);
+
+/**
+ * Downloads a URL a stranger wrote into `destination`. Every hop passes the shared URL policy;
+ * every address a name resolves to is checked inside the socket's own lookup, so the address
+ * that was checked is the one connected to (a DNS answer cannot change in between). Redirects
+ * are followed by hand, size and time are enforced while streaming, and a failed download
+ * leaves no file behind. Throws an AppError with a URL_* or PAYLOAD_TOO_LARGE code.
+ */
+export async function downloadToFile(raw: string, destination: string, options: GuardedFetchOptions): Promise<Download> {
+  const timeout = AbortSignal.timeout(Math.ceil(options.timeoutMs));
+  const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+  const lookup = guardedLookup(options.resolve ?? systemResolver, options.allowHosts);
+  const agents = { http: new http.Agent({ lookup }), https: new https.Agent({ lookup }) };
+  const maxRedirects = options.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
+  let url: URL | undefined;
+  try {
+    url = checkFetchUrl(raw, { allowHosts: options.allowHosts });
+    for (let hop = 0; ; hop++) {
+      const response = await get(url, url.protocol === "https:" ? agents.https : agents.http, signal);
+      const status = response.statusCode ?? 0;
+      const location = response.headers.location;
+      if (REDIRECT_STATUSES.has(status) && location) {
+        response.resume();
+        if (hop >= maxRedirects) throw new AppError("URL_TOO_MANY_REDIRECTS", `More than ${maxRedirects} redirects starting at ${describe(raw)}.`);
+        url = checkFetchUrl(new URL(location, url).toString(), { allowHosts: options.allowHosts });
+        continue;
+      }
+      if (status !== 200) {
+        response.resume();
+        throw new AppError("URL_REMOTE_STATUS", `${url.host} answered ${status} for ${describe(url.toString())}.`);
+      }
+      const declared = Number(response.headers["content-length"]);
+      if (Number.isFinite(declared) && declared > options.maxBytes) {
+        response.resume();
+        throw tooLarge(options.maxBytes);
+      }
+      const bytes = await save(response, destination, options.maxBytes, signal);
+      return { url, bytes, contentType: response.headers["content-type"] };
+    }
+  } catch (error) {
+    await rm(destination, { force: true });
+    if (options.signal?.aborted) throw options.signal.reason;
+    if (timeout.aborted) throw new AppError("URL_TIMEOUT", `${url?.host ?? "The input"} did not deliver within ${options.timeoutMs / 1000} s.`);
+    if (error instanceof AppError) throw error;
+    throw new AppError("URL_UNREACHABLE", `${url?.host ?? describe(raw)} could not be fetched: ${reason(error)}.`);
+  } finally {
+    agents.http.destroy();
+    agents.https.destroy();
+  }
+}
+
+/** A socket lookup that refuses names with any non-public address, unless the name is allow-listed. */
+export function guardedLookup(resolve: Resolver, allowHosts: readonly string[]): LookupFunction {
+  return (hostname, options, callback) => {
+    resolve(hostname, (error, found) => {
+      if (error) return callback(error, "", 0);
+      const addresses = options.family === 4 || options.family === 6 ? found.filter((entry) => entry.family === options.family) : found;
+      const allowed = allowHosts.includes(hostname.toLowerCase().replace(/\.$/, ""));
+      // Every answer is checked, not only the first: with happy eyeballs any of them may be dialled.
+      if (!allowed && addresses.some((entry) => isBlockedAddress(entry.address))) return callback(blockedHost(hostname), "", 0);
+      const first = addresses[0];
+      if (!first) return callback(Object.assign(new Error(`${hostname} has no address`), { code: "ENOTFOUND" }), "", 0);
+      if (options.all) return callback(null, addresses);
+      callback(null, first.address, first.family);
+    });
+  };
+}
+
+function get(url: URL, agent: http.Agent, signal: AbortSignal): Promise<http.IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    const client = url.protocol === "https:" ? https : http;
+    // identity: the size limit must count the bytes that end up on disk.
+    const request = client.request(url, { method: "GET", agent, signal, headers: { "user-agent": "ffedge-transcoder", accept: "*/*", "accept-encoding": "identity" } }, resolve);
+    request.on("error", reject);
+    request.end();
+  });
+}
+
+async function save(body: http.IncomingMessage, destination: string, maxBytes: number, signal: AbortSignal): Promise<number> {
+  let bytes = 0;
+  const limit = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      bytes += chunk.length;
+      callback(bytes > maxBytes ? tooLarge(maxBytes) : null, chunk);
+    },
+  });
+  await pipeline(body, limit, createWriteStream(destination, { flags: "wx", mode: 0o644 }), { signal });
+  // A body cut short by the server (fewer bytes than its Content-Length) is not a download.
+  if (!body.complete) throw new AppError("URL_UNREACHABLE", "The connection closed before the whole body arrived.");
+  return bytes;
+}
+
+function tooLarge(maxBytes: number): AppError {
+  return new AppError("PAYLOAD_TOO_LARGE", `The input is larger than the limit of ${maxBytes} bytes.`);
+}
+
+/** A URL as it may appear in messages: without query or fragment, which can carry signatures. */
+export function describe(raw: string): string {
+  try {
+    const url = new URL(raw);
+    return `${url.protocol}//${url.host}${url.pathname}`.slice(0, 300);
+  } catch {
+    return "the input URL";
+  }
+}
+
+function reason(error: unknown): string {
+  if (error instanceof Error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code ? `${code}` : error.message;
+  }
+  return String(error);
+}
