@@ -3,10 +3,12 @@ import { AppError, ProblemSchema } from "../shared/errors";
 import { createApp } from "./lib/openapi";
 import { onError, problemResponse } from "./lib/problem";
 import { cdn } from "./routes/cdn";
+import { files } from "./routes/files";
 import { internal } from "./routes/internal";
 import { me } from "./routes/me";
 import { taskActions } from "./routes/task-actions";
 import { tasks } from "./routes/tasks";
+import { tus } from "./routes/tus";
 import { signedUploads, uploads } from "./routes/uploads";
 import { webhooks } from "./routes/webhooks";
 
@@ -19,6 +21,8 @@ export function buildApp() {
   app.route("/", webhooks);
   app.route("/", uploads);
   app.route("/", signedUploads);
+  app.route("/", tus);
+  app.route("/", files);
   app.route("/", cdn);
   app.route("/", internal);
 

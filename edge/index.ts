@@ -1,9 +1,11 @@
 import { buildApp } from "./app";
-import { sweepExpiredFiles } from "./files/sweep";
+import { sweepAbandonedUploads, sweepExpiredFiles } from "./files/sweep";
+import { sweepIdempotencyKeys } from "./lib/idempotency";
 import { routeQueue } from "./queue/router";
 
 export { ContainerProxy } from "@cloudflare/containers";
 export { AccountObject } from "./accounts/account-object";
+export { DispatchPoolObject } from "./dispatch/pool-object";
 export { TranscoderContainer } from "./dispatch/transcoder-container";
 export { TaskObject } from "./tasks/task-object";
 
@@ -14,5 +16,6 @@ export default {
   queue: routeQueue,
   async scheduled(_controller, env, ctx) {
     ctx.waitUntil(sweepExpiredFiles(env).then((count) => console.log(JSON.stringify({ msg: "sweep", deleted: count }))));
+    ctx.waitUntil(Promise.all([sweepAbandonedUploads(env), sweepIdempotencyKeys(env)]).then(([uploads, keys]) => console.log(JSON.stringify({ msg: "sweep leftovers", tus_uploads: uploads, idempotency_keys: keys }))));
   },
 } satisfies ExportedHandler<Env>;

@@ -15,6 +15,8 @@ export interface IncomingFile {
   key?: string;
   /** Set for a task's output files. */
   taskId?: string;
+  /** Names a failure of `body` itself (e.g. a remote that drops the connection) as an API error. */
+  bodyError?: (error: unknown) => AppError;
 }
 
 /**
@@ -32,22 +34,22 @@ export async function ingestUpload(env: Env, userId: string, file: IncomingFile)
     await body.cancel().catch(() => {});
     throw new AppError("EMPTY_FILE", "The file is empty.");
   }
-  let contentType: string;
+  let classified: ClassifiedFile;
   try {
-    contentType = resolveContentType(file.declaredType, file.filename, head);
+    classified = classifyFile(userId, file, head);
   } catch (error) {
     await body.cancel().catch(() => {});
     throw error;
   }
-  const originalName = sanitizeFilename(file.filename);
-  const key = file.key ?? newUploadKey(userId, extensionFor(contentType, originalName ?? undefined));
+  const { contentType, originalName, key } = classified;
   const now = new Date();
   const expiresAt = expiryFrom(now, env);
   const stored = await putStream(env.FILES, key, body, {
     length: file.length,
     maxBytes,
-    httpMetadata: { contentType, contentDisposition: downloadOnly(head) ? "attachment" : undefined },
+    httpMetadata: storedHttpMetadata(classified),
     customMetadata: { user_id: userId, expires_at: expiresAt },
+    bodyError: file.bodyError,
   });
   const row = {
     key, user_id: userId, kind: file.taskId ? ("output" as const) : ("upload" as const), task_id: file.taskId ?? null, size: stored.size, md5: stored.md5,
@@ -62,10 +64,28 @@ export async function ingestUpload(env: Env, userId: string, file: IncomingFile)
   return toUploadRecord(env, row);
 }
 
+export interface ClassifiedFile {
+  contentType: string;
+  originalName: string | null;
+  key: string;
+  /**
+   * Markup stored under a harmless declared type (text/plain, octet-stream) would still render
+   * if a browser ever sniffed it: the object itself records that it is only ever downloaded.
+   */
+  downloadOnly: boolean;
+}
+
 /**
- * Markup stored under a harmless declared type (text/plain, octet-stream) would still render
- * if a browser ever sniffed it: the object itself records that it is only ever downloaded.
+ * What the first bytes (`SNIFF_BYTES`, or the whole file if shorter) decide about an upload:
+ * its stored type (throws CONTENT_TYPE_MISMATCH), its key and how it is served.
  */
-function downloadOnly(head: Uint8Array): boolean {
-  return sniff(head)?.family === "markup";
+export function classifyFile(userId: string, file: Pick<IncomingFile, "declaredType" | "filename" | "key">, head: Uint8Array): ClassifiedFile {
+  const contentType = resolveContentType(file.declaredType, file.filename, head);
+  const originalName = sanitizeFilename(file.filename);
+  const key = file.key ?? newUploadKey(userId, extensionFor(contentType, originalName ?? undefined));
+  return { contentType, originalName, key, downloadOnly: sniff(head)?.family === "markup" };
+}
+
+export function storedHttpMetadata(file: Pick<ClassifiedFile, "contentType" | "downloadOnly">): R2HTTPMetadata {
+  return { contentType: file.contentType, contentDisposition: file.downloadOnly ? "attachment" : undefined };
 }

@@ -20,7 +20,8 @@ export async function withFilePart<T>(request: Request, handle: (part: FilePart)
   }
   let parser: busboy.Busboy;
   try {
-    parser = busboy({ headers: { "content-type": contentType }, limits: { files: 1, fields: 20, fieldSize: 64 * 1024, parts: 30 } });
+    // Browsers send file names as raw UTF-8; busboy's default (latin1) would garble them.
+    parser = busboy({ headers: { "content-type": contentType }, defParamCharset: "utf8", limits: { files: 1, fields: 20, fieldSize: 64 * 1024, parts: 30 } });
   } catch {
     throw new AppError("INVALID_MULTIPART", "The multipart/form-data Content-Type has no usable boundary.");
   }
@@ -32,8 +33,11 @@ export async function withFilePart<T>(request: Request, handle: (part: FilePart)
         stream.resume();
         return;
       }
-      result = handle({ body: toWebStream(stream), filename: info.filename, declaredType: info.mimeType });
-      result.catch(() => stream.resume());
+      // Called on a later tick: a throw inside busboy's event would pose as a malformed body.
+      result = Promise.resolve().then(() => handle({ body: toWebStream(stream), filename: info.filename, declaredType: info.mimeType }));
+      // A refused file (too large, wrong type) ends the request now: reading the rest of a
+      // 1 GB body only to throw it away would keep the client and the Worker busy for nothing.
+      result.catch(reject);
     });
     parser.on("error", (error) => reject(new AppError("INVALID_MULTIPART", `The multipart body is malformed: ${(error as Error).message}.`)));
     parser.on("close", resolve);
@@ -45,21 +49,29 @@ export async function withFilePart<T>(request: Request, handle: (part: FilePart)
   });
   try {
     await parsed;
-  } catch (parseError) {
+  } catch (failure) {
+    // Stops the feed and fails the file stream, so the handler cleans up before we answer.
+    parser.destroy();
     await result?.catch(() => {});
-    throw parseError;
+    throw failure;
   }
   if (!result) throw new AppError("MISSING_FILE_PART", "The multipart body has no part named 'file'.");
   return result;
 }
 
+/**
+ * Request bodies arrive in 4 KiB chunks; each chunk costs several JavaScript hops through
+ * busboy and the stream store, so the body is read in chunks of at least this size instead.
+ */
+const FEED_CHUNK_BYTES = 256 * 1024;
+
 async function feed(body: ReadableStream<Uint8Array>, parser: busboy.Busboy): Promise<void> {
-  const reader = body.getReader();
+  const read = largeChunkReader(body);
   for (;;) {
-    const { done, value } = await reader.read();
+    const { done, value } = await read.next();
     if (done) break;
     if (parser.destroyed) {
-      await reader.cancel();
+      await read.cancel();
       return;
     }
     if (!parser.write(value)) {
@@ -73,21 +85,50 @@ async function feed(body: ReadableStream<Uint8Array>, parser: busboy.Busboy): Pr
   parser.end();
 }
 
+/**
+ * Reads `body` in chunks of at least FEED_CHUNK_BYTES where the runtime can (workerd's
+ * `readAtLeast` on a byte stream); a body that is not a byte stream is read as it comes.
+ */
+function largeChunkReader(body: ReadableStream<Uint8Array>): { next: () => Promise<ReadableStreamReadResult<Uint8Array>>; cancel: () => Promise<void> } {
+  let byob: ReadableStreamBYOBReader | undefined;
+  try {
+    byob = body.getReader({ mode: "byob" });
+  } catch {
+    const reader = body.getReader();
+    return { next: () => reader.read(), cancel: () => reader.cancel() };
+  }
+  const reader = byob;
+  return {
+    next: async () => {
+      const result = await reader.readAtLeast(FEED_CHUNK_BYTES, new Uint8Array(FEED_CHUNK_BYTES));
+      // The last read may return the final bytes together with done, or an empty view.
+      if (result.value && result.value.byteLength > 0) return { done: false, value: result.value };
+      return { done: true, value: undefined };
+    },
+    cancel: () => reader.cancel(),
+  };
+}
+
 function toWebStream(stream: Readable): ReadableStream<Uint8Array> {
+  let canceled = false;
   return new ReadableStream<Uint8Array>({
     start(controller) {
       stream.on("data", (chunk: Uint8Array) => {
+        if (canceled) return;
         controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
         if ((controller.desiredSize ?? 0) <= 0) stream.pause();
       });
-      stream.on("end", () => controller.close());
-      stream.on("error", (error) => controller.error(error));
+      stream.on("end", () => canceled || controller.close());
+      stream.on("error", (error) => canceled || controller.error(error));
     },
     pull() {
       stream.resume();
     },
     cancel() {
-      stream.resume();
+      // Left paused, so busboy stops taking the request body: the handler's rejection follows
+      // and ends the parse without reading (or draining) the rest of the upload.
+      canceled = true;
+      stream.pause();
     },
   }, { highWaterMark: 4 });
 }

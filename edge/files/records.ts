@@ -35,15 +35,33 @@ export function toUploadRecord(env: Env, row: Pick<FileRow, "key" | "md5" | "siz
 }
 
 export async function insertFile(db: D1Database, row: FileRow): Promise<void> {
-  await db
+  await insertFileStatement(db, row).run();
+}
+
+/** The insert on its own, for a batch that must write it together with another row. */
+export function insertFileStatement(db: D1Database, row: FileRow): D1PreparedStatement {
+  return db
     .prepare(
       `INSERT INTO files (key, user_id, kind, task_id, size, md5, content_type, original_name, created_at, expires_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT(key) DO UPDATE SET size = excluded.size, md5 = excluded.md5, content_type = excluded.content_type,
          created_at = excluded.created_at, expires_at = excluded.expires_at`,
     )
-    .bind(row.key, row.user_id, row.kind, row.task_id, row.size, row.md5, row.content_type, row.original_name, row.created_at, row.expires_at)
-    .run();
+    .bind(row.key, row.user_id, row.kind, row.task_id, row.size, row.md5, row.content_type, row.original_name, row.created_at, row.expires_at);
+}
+
+/** The user's file, or null: another user's file is indistinguishable from a missing one. */
+export async function findFile(db: D1Database, userId: string, key: string): Promise<FileRow | null> {
+  return db.prepare("SELECT * FROM files WHERE key = ? AND user_id = ?").bind(key, userId).first<FileRow>();
+}
+
+/**
+ * Removes a file now rather than at its expiry: the object first, then the row (a row without
+ * an object is harmless; an object without a row would never be swept).
+ */
+export async function deleteFile(env: Env, row: Pick<FileRow, "key" | "user_id">): Promise<void> {
+  await env.FILES.delete(row.key);
+  await env.DB.prepare("DELETE FROM files WHERE key = ? AND user_id = ?").bind(row.key, row.user_id).run();
 }
 
 /**

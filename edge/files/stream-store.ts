@@ -4,13 +4,30 @@ import { toHex } from "../../shared/api-keys";
 /**
  * R2 multipart parts must all be the same size except the last, and at least 5 MiB.
  * https://developers.cloudflare.com/r2/objects/multipart-objects/
- * One part is the most the store ever holds in memory.
+ * Two parts (one filling, one uploading) are the most the store ever holds in memory; 1 GB
+ * is about 200 parts, well under R2's 10,000.
  */
-export const PART_SIZE = 10 * 1024 * 1024;
+export const PART_SIZE = 5 * 1024 * 1024;
 
 export interface StoredObject {
   size: number;
   md5: string;
+  /** The most bytes this store held at once: read from the body but not yet accepted by R2. */
+  peakBufferedBytes: number;
+}
+
+/** What one finished `putStream` reports to observers (tests and benchmarks watch memory with it). */
+export interface StoreReport extends StoredObject {
+  key: string;
+  multipart: boolean;
+}
+
+const observers = new Set<(report: StoreReport) => void>();
+
+/** Calls `observer` after every successful store in this isolate; returns the unsubscribe function. */
+export function observeStores(observer: (report: StoreReport) => void): () => void {
+  observers.add(observer);
+  return () => observers.delete(observer);
 }
 
 export interface PutOptions {
@@ -19,108 +36,138 @@ export interface PutOptions {
   maxBytes: number;
   httpMetadata: R2HTTPMetadata;
   customMetadata: Record<string, string>;
+  /** Names a failure of `body` itself (a dropped connection, a timeout) as an API error. */
+  bodyError?: (error: unknown) => AppError;
 }
 
 /**
- * Streams `body` into R2 at `key`, counting bytes and computing MD5 on the way, never
- * holding more than one part in memory. Either the whole object is stored or none of it:
- * a failed single PUT stores nothing and a failed multipart upload is aborted.
+ * Streams `body` into R2 at `key` and returns its size and MD5. Either the whole object is
+ * stored or none of it: a failed single PUT stores nothing and a failed multipart upload is
+ * aborted. A declared length goes through one PUT piped natively (no JavaScript touches the
+ * bytes; R2 computes the MD5); otherwise the body is cut into parts, at most one held at a time.
  */
 export async function putStream(bucket: R2Bucket, key: string, body: ReadableStream<Uint8Array>, options: PutOptions): Promise<StoredObject> {
   if (options.length !== undefined && options.length > options.maxBytes) throw tooLarge(options.maxBytes);
-  const meter = new Meter(options.maxBytes);
-  const metered = body.pipeThrough(meter.transform());
-  if (options.length !== undefined) {
-    // R2.put needs a known length; FixedLengthStream also fails the PUT if the sender lied.
-    const fixed = new FixedLengthStream(options.length);
-    const piping = metered.pipeTo(fixed.writable).catch((error: unknown) => error);
-    try {
-      await bucket.put(key, fixed.readable, { httpMetadata: options.httpMetadata, customMetadata: options.customMetadata });
-    } catch (error) {
-      throw (await meter.failure(piping)) ?? sizeMismatch(options.length, meter.size);
-    }
-    const pipeError = await piping;
-    if (pipeError) {
-      await bucket.delete(key);
-      throw pipeError instanceof AppError ? pipeError : sizeMismatch(options.length, meter.size);
-    }
-  } else {
-    await putMultipart(bucket, key, metered, options);
-  }
-  return { size: meter.size, md5: await meter.md5() };
+  const stored = options.length !== undefined
+    ? await putWhole(bucket, key, body, options.length, options)
+    : await putMultipart(bucket, key, body, options);
+  for (const observer of observers) observer({ ...stored, key, multipart: options.length === undefined });
+  return stored;
 }
 
-async function putMultipart(bucket: R2Bucket, key: string, body: ReadableStream<Uint8Array>, options: PutOptions): Promise<void> {
+async function putWhole(bucket: R2Bucket, key: string, body: ReadableStream<Uint8Array>, length: number, options: PutOptions): Promise<StoredObject> {
+  // R2.put needs a known length; FixedLengthStream also fails the PUT if the sender lied.
+  const fixed = new FixedLengthStream(length);
+  const piping = body.pipeTo(fixed.writable).then(() => undefined, (error: unknown) => error ?? new Error("The body failed."));
+  let object: R2Object | null;
+  try {
+    object = await bucket.put(key, fixed.readable, { httpMetadata: options.httpMetadata, customMetadata: options.customMetadata });
+  } catch (putError) {
+    throw bodyFailure((await piping) ?? putError, length, options);
+  }
+  const pipeError = await piping;
+  if (pipeError || !object) {
+    await bucket.delete(key);
+    throw bodyFailure(pipeError, length, options);
+  }
+  // R2 records the MD5 of every object written in one PUT.
+  const md5 = object.checksums.md5 ? toHex(object.checksums.md5) : await md5OfStored(bucket, key);
+  return { size: object.size, md5, peakBufferedBytes: 0 };
+}
+
+/** Why a whole-object PUT failed, as an API error when it is the client's or the remote's doing. */
+function bodyFailure(error: unknown, declared: number, options: PutOptions): unknown {
+  if (error instanceof AppError) return error;
+  // FixedLengthStream's own errors: too many bytes, or the body ended early.
+  if (error instanceof Error && /FixedLengthStream/.test(error.message)) return sizeMismatch(declared);
+  return options.bodyError?.(error) ?? error;
+}
+
+async function md5OfStored(bucket: R2Bucket, key: string): Promise<string> {
+  const object = await bucket.get(key);
+  if (!object) throw new AppError("INTERNAL", "The stored object vanished before its MD5 could be read.");
+  const digest = new crypto.DigestStream("MD5");
+  await object.body.pipeTo(digest);
+  return toHex(await digest.digest);
+}
+
+/**
+ * Cuts the body into parts of PART_SIZE. Two part buffers take turns: one is uploading while
+ * the other fills, so the body keeps flowing during R2's round trip, and never more than two
+ * parts are held.
+ */
+async function putMultipart(bucket: R2Bucket, key: string, body: ReadableStream<Uint8Array>, options: PutOptions): Promise<StoredObject> {
   const reader = body.getReader();
-  const buffer = new Uint8Array(PART_SIZE);
+  const digest = new crypto.DigestStream("MD5");
+  const hasher = digest.getWriter();
+  const buffers: Uint8Array[] = [];
+  let current = 0;
   let filled = 0;
+  let size = 0;
+  let inFlightBytes = 0;
+  let peakBufferedBytes = 0;
+  let inFlight: Promise<void> = Promise.resolve();
   let upload: R2MultipartUpload | undefined;
   const parts: R2UploadedPart[] = [];
-  const flushPart = async () => {
+  // A part goes to R2 and to the MD5 as a view of its buffer: nothing writes to that buffer
+  // again until both have taken it, and a copy would hold the part twice.
+  const startPart = async () => {
+    const part = buffers[current]!.subarray(0, filled);
+    await inFlight;
     upload ??= await bucket.createMultipartUpload(key, { httpMetadata: options.httpMetadata, customMetadata: options.customMetadata });
-    parts.push(await upload.uploadPart(parts.length + 1, buffer.slice(0, filled)));
+    const index = parts.length;
+    parts.length++;
+    inFlightBytes = part.byteLength;
+    inFlight = Promise.all([upload.uploadPart(index + 1, part), hasher.write(part)]).then(([uploaded]) => {
+      parts[index] = uploaded;
+      inFlightBytes = 0;
+    });
+    inFlight.catch(() => {});
+    current = 1 - current;
     filled = 0;
   };
   try {
     for (;;) {
-      const { done, value } = await reader.read();
+      const { done, value } = await readBody(reader, options);
       if (done) break;
-      let offset = 0;
-      while (offset < value.byteLength) {
+      size += value.byteLength;
+      if (size > options.maxBytes) throw tooLarge(options.maxBytes);
+      peakBufferedBytes = Math.max(peakBufferedBytes, inFlightBytes + filled + value.byteLength);
+      for (let offset = 0; offset < value.byteLength;) {
+        const buffer = (buffers[current] ??= new Uint8Array(PART_SIZE));
         const take = Math.min(PART_SIZE - filled, value.byteLength - offset);
         buffer.set(value.subarray(offset, offset + take), filled);
         filled += take;
         offset += take;
-        if (filled === PART_SIZE) await flushPart();
+        if (filled === PART_SIZE) await startPart();
       }
     }
     if (!upload) {
       // Small enough for one PUT: no multipart upload needed.
-      await bucket.put(key, buffer.slice(0, filled), { httpMetadata: options.httpMetadata, customMetadata: options.customMetadata });
-      return;
+      const rest = (buffers[current] ?? new Uint8Array(0)).subarray(0, filled);
+      await Promise.all([bucket.put(key, rest, { httpMetadata: options.httpMetadata, customMetadata: options.customMetadata }), hasher.write(rest)]);
+    } else {
+      if (filled > 0) await startPart();
+      await inFlight;
+      await upload.complete(parts);
     }
-    if (filled > 0) await flushPart();
-    await upload.complete(parts);
+    await hasher.close();
+    return { size, md5: toHex(await digest.digest), peakBufferedBytes };
   } catch (error) {
     reader.releaseLock();
     await body.cancel().catch(() => {});
+    await inFlight.catch(() => {});
     await upload?.abort().catch(() => {});
+    await hasher.abort().catch(() => {});
     throw error;
   }
 }
 
-/** Counts bytes, enforces the size limit and computes MD5 as bytes pass through. */
-class Meter {
-  size = 0;
-  private readonly digest = new crypto.DigestStream("MD5");
-  private readonly writer = this.digest.getWriter();
-  private error: unknown;
-
-  constructor(private readonly maxBytes: number) {}
-
-  transform(): TransformStream<Uint8Array, Uint8Array> {
-    return new TransformStream({
-      transform: async (chunk, controller) => {
-        this.size += chunk.byteLength;
-        if (this.size > this.maxBytes) {
-          this.error = tooLarge(this.maxBytes);
-          throw this.error;
-        }
-        await this.writer.write(chunk);
-        controller.enqueue(chunk);
-      },
-    });
-  }
-
-  async md5(): Promise<string> {
-    await this.writer.close();
-    return toHex(await this.digest.digest);
-  }
-
-  /** The meter's own error (e.g. too large) if the pipe failed because of it. */
-  async failure(piping: Promise<unknown>): Promise<unknown> {
-    const pipeError = await piping;
-    return this.error ?? (pipeError instanceof AppError ? pipeError : undefined);
+async function readBody(reader: ReadableStreamDefaultReader<Uint8Array>, options: PutOptions): Promise<ReadableStreamReadResult<Uint8Array>> {
+  try {
+    return await reader.read();
+  } catch (error) {
+    throw error instanceof AppError ? error : (options.bodyError?.(error) ?? error);
   }
 }
 
@@ -128,43 +175,34 @@ export function tooLarge(maxBytes: number): AppError {
   return new AppError("PAYLOAD_TOO_LARGE", `The file is larger than the limit of ${maxBytes} bytes.`, { limit: maxBytes });
 }
 
-function sizeMismatch(declared: number, received: number): AppError {
-  return new AppError("SIZE_MISMATCH", `The body was ${received} bytes but ${declared} bytes were declared.`);
+function sizeMismatch(declared: number): AppError {
+  return new AppError("SIZE_MISMATCH", `The body was not the ${declared} bytes its Content-Length declared.`);
 }
 
 /**
  * Reads at least `bytes` bytes (or the whole stream if shorter) so the caller can look at
- * the start of a file, and returns a stream that still yields every byte.
+ * the start of a file, and returns a stream that still yields every byte. It is a branch of
+ * `body.tee()`: for a request or response body that branch stays a native stream, so piping
+ * it on costs no JavaScript per chunk.
  */
 export async function peek(body: ReadableStream<Uint8Array>, bytes: number): Promise<{ head: Uint8Array; body: ReadableStream<Uint8Array> }> {
-  const reader = body.getReader();
+  const [probe, rest] = body.tee();
+  const reader = probe.getReader();
   const chunks: Uint8Array[] = [];
   let length = 0;
-  let done = false;
-  while (length < bytes) {
-    const result = await reader.read();
-    if (result.done) {
-      done = true;
-      break;
-    }
-    chunks.push(result.value);
-    length += result.value.byteLength;
-  }
-  const head = concat(chunks, length);
-  const rest = new ReadableStream<Uint8Array>({
-    start(controller) {
-      if (head.byteLength > 0) controller.enqueue(head);
-      if (done) controller.close();
-    },
-    async pull(controller) {
+  try {
+    while (length < bytes) {
       const result = await reader.read();
-      if (result.done) controller.close();
-      else controller.enqueue(result.value);
-    },
-    cancel(reason) {
-      return reader.cancel(reason);
-    },
-  }, { highWaterMark: 0 });
+      if (result.done) break;
+      chunks.push(result.value);
+      length += result.value.byteLength;
+    }
+  } catch (error) {
+    await rest.cancel(error).catch(() => {});
+    throw error;
+  }
+  await reader.cancel().catch(() => {});
+  const head = concat(chunks, length);
   return { head: head.subarray(0, Math.min(bytes, head.byteLength)), body: rest };
 }
 

@@ -1,3 +1,6 @@
+import { discardStoredBytes } from "./tus/objects";
+import { deleteUploads, listSweepable } from "./tus/repository";
+
 /** R2 deletes up to 1000 keys per call; D1 binds at most 100 parameters per statement. */
 const BATCH = 90;
 const MAX_BATCHES_PER_RUN = 50;
@@ -24,4 +27,25 @@ export async function sweepExpiredFiles(env: Env, now = new Date()): Promise<num
     if (results.length < BATCH) break;
   }
   return deleted;
+}
+
+/** An unfinished resumable upload that has seen no PATCH for this long is abandoned. */
+const TUS_IDLE_MS = 24 * 3_600_000;
+
+/**
+ * The cron sweep of resumable uploads: aborts abandoned ones (idle for 24 h, or past their
+ * expiry) and frees their parts and tails, and forgets terminated and completed ones once
+ * expired (a completed upload's file is swept by `sweepExpiredFiles`). Returns how many went.
+ */
+export async function sweepAbandonedUploads(env: Env, now = new Date()): Promise<number> {
+  let swept = 0;
+  for (let batch = 0; batch < MAX_BATCHES_PER_RUN; batch++) {
+    const uploads = await listSweepable(env.DB, now, TUS_IDLE_MS, BATCH);
+    if (uploads.length === 0) break;
+    for (const upload of uploads) if (upload.state !== "completed") await discardStoredBytes(env.FILES, upload);
+    await deleteUploads(env.DB, uploads.map((upload) => upload.id));
+    swept += uploads.length;
+    if (uploads.length < BATCH) break;
+  }
+  return swept;
 }

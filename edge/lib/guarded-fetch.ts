@@ -5,6 +5,15 @@ import { config } from "./config";
 const MAX_REDIRECTS = 3;
 const DEFAULT_TIMEOUT_MS = 30_000;
 
+export interface GuardedFetchInit {
+  timeoutMs?: number;
+  method?: string;
+  headers?: HeadersInit;
+  body?: BodyInit;
+  /** False: a 3xx is returned as the answer instead of being followed (webhooks: a redirect is a failed delivery). */
+  followRedirects?: boolean;
+}
+
 export interface GuardedResponse {
   response: Response;
   url: URL;
@@ -16,7 +25,7 @@ export interface GuardedResponse {
  * not reachable from Workers' fetch in production (Cloudflare does not route to them), so the
  * name check here is about literals and well-known internal names.
  */
-export async function guardedFetch(env: Env, raw: string, init: { timeoutMs?: number; method?: string; headers?: HeadersInit; body?: BodyInit } = {}): Promise<GuardedResponse> {
+export async function guardedFetch(env: Env, raw: string, init: GuardedFetchInit = {}): Promise<GuardedResponse> {
   const allowHosts = config(env).devFetchAllowHosts;
   let url = checkFetchUrl(raw, { allowHosts });
   const signal = AbortSignal.timeout(init.timeoutMs ?? DEFAULT_TIMEOUT_MS);
@@ -28,7 +37,7 @@ export async function guardedFetch(env: Env, raw: string, init: { timeoutMs?: nu
       if (signal.aborted) throw new AppError("URL_TIMEOUT", `${url.host} did not answer within ${(init.timeoutMs ?? DEFAULT_TIMEOUT_MS) / 1000} s.`);
       throw new AppError("URL_UNREACHABLE", `${url.host} could not be reached: ${(error as Error).message}.`);
     }
-    if (response.status < 300 || response.status >= 400 || !response.headers.has("location")) return { response, url };
+    if (response.status < 300 || response.status >= 400 || !response.headers.has("location") || init.followRedirects === false) return { response, url };
     await response.body?.cancel();
     if (hop >= MAX_REDIRECTS) throw new AppError("URL_TOO_MANY_REDIRECTS", `More than ${MAX_REDIRECTS} redirects starting at ${raw}.`);
     url = checkFetchUrl(new URL(response.headers.get("location")!, url).toString(), { allowHosts });

@@ -1,4 +1,5 @@
 import type { AccountObject } from "../accounts/account-object";
+import type { DispatchPoolObject } from "../dispatch/pool-object";
 import type { LiveState } from "../tasks/state";
 import type { CancelResult, TaskObject } from "../tasks/task-object";
 
@@ -11,6 +12,11 @@ export function taskStub(env: Env, taskId: string): DurableObjectStub<TaskObject
 
 export function accountStub(env: Env, userId: string): DurableObjectStub<AccountObject> {
   return (env.ACCOUNTS as unknown as DurableObjectNamespace<AccountObject>).get(env.ACCOUNTS.idFromName(userId));
+}
+
+/** The one line for transcoder capacity. */
+export function poolStub(env: Env): DurableObjectStub<DispatchPoolObject> {
+  return (env.DISPATCH_POOL as unknown as DurableObjectNamespace<DispatchPoolObject>).get(env.DISPATCH_POOL.idFromName("pool"));
 }
 
 // Task outputs carry ffprobe metadata typed `unknown`, which RPC's type mapping cannot prove

@@ -1,5 +1,5 @@
 import { JobMessageSchema, type TranscodeJob } from "../../shared/schemas/jobs";
-import { accountStub } from "../lib/stubs";
+import { accountStub, poolStub } from "../lib/stubs";
 import { dispatcherFor } from "../dispatch/dispatcher";
 import { config } from "../lib/config";
 import { signToken } from "../lib/signed-token";
@@ -13,8 +13,9 @@ const MAX_BACKOFF_SECONDS = 60;
 /**
  * The jobs queue consumer. Delivery is at least once, so each message first claims its
  * task in the task's Durable Object: a redelivered or duplicate message finds the claim and
- * is acknowledged without dispatching again. A busy transcoder means "retry later", with
- * backoff, never a dropped job; after the last attempt the task fails with DISPATCH_FAILED.
+ * is acknowledged without dispatching again. A busy transcoder puts the task in the dispatch
+ * pool's line (never a dropped job); an unreachable one is retried with backoff, and after
+ * the last attempt the task fails with DISPATCH_FAILED.
  * A task over its user's running-task cap waits in its account's line instead.
  */
 export async function dispatchJobs(batch: MessageBatch<unknown>, env: Env): Promise<void> {
@@ -58,6 +59,11 @@ export async function dispatchJobs(batch: MessageBatch<unknown>, env: Env): Prom
         message.ack();
         return;
       case "busy":
+        // Capacity, not failure: wait in line without using up delivery attempts.
+        await task.releaseDispatch();
+        await poolStub(env).wait(taskId, row.created_at);
+        message.ack();
+        return;
       case "unreachable":
         if (message.attempts >= MAX_DISPATCH_ATTEMPTS) {
           await task.failTask("DISPATCH_FAILED", `No transcoder took the task after ${message.attempts} attempts; last: ${outcome.detail}.`);
@@ -65,7 +71,7 @@ export async function dispatchJobs(batch: MessageBatch<unknown>, env: Env): Prom
           return;
         }
         await task.releaseDispatch();
-        message.retry({ delaySeconds: backoffSeconds(message.attempts, outcome.kind === "busy" ? outcome.retryAfterSeconds : undefined) });
+        message.retry({ delaySeconds: backoffSeconds(message.attempts) });
     }
   }));
 }

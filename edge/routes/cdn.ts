@@ -12,8 +12,8 @@ const notFound = () => new AppError("NOT_FOUND", "No such file, or it has expire
 export const cdn = new Hono<{ Bindings: Env }>();
 
 cdn.on(["GET", "HEAD"], "/:area{uploads|outputs}/*", async (c) => {
-  const key = decodeURIComponent(new URL(c.req.url).pathname.slice(1));
-  if (!SERVED_KEY.test(key) || key.split("/").some((segment) => segment === "." || segment === "..")) throw notFound();
+  const key = decodedKey(new URL(c.req.url).pathname);
+  if (key === undefined || !SERVED_KEY.test(key) || key.split("/").some((segment) => segment === "." || segment === "..")) throw notFound();
   const head = await c.env.FILES.head(key);
   if (!head) throw notFound();
   const expiresAt = Date.parse(head.customMetadata?.expires_at ?? "");
@@ -51,11 +51,20 @@ function baseHeaders(object: R2Object, key: string, maxAge: number): Headers {
   headers.set("x-content-type-options", "nosniff");
   headers.set("access-control-allow-origin", "*");
   headers.set("access-control-expose-headers", "content-length, content-range, etag");
-  if (isActiveContent(contentType)) {
+  if (isActiveContent(contentType) || /^attachment/i.test(object.httpMetadata?.contentDisposition ?? "")) {
     headers.set("content-disposition", `attachment; filename="${key.split("/").pop()}"`);
     headers.set("content-security-policy", "sandbox; default-src 'none'");
   }
   return headers;
+}
+
+/** The object key a CDN path names; undefined when its percent-encoding is malformed. */
+function decodedKey(pathname: string): string | undefined {
+  try {
+    return decodeURIComponent(pathname.slice(1));
+  } catch {
+    return undefined;
+  }
 }
 
 function notModified(request: Headers, object: R2Object): boolean {

@@ -6,6 +6,7 @@ import { CreateTaskSchema, CreatedTaskSchema, ListTasksQuerySchema, TaskListSche
 import { accountStub } from "../lib/stubs";
 import { requireApiKey } from "../lib/auth";
 import { config } from "../lib/config";
+import { idempotency } from "../lib/idempotency";
 import { bearerSecurity, createApp, problemResponses } from "../lib/openapi";
 import { presentTask } from "../tasks/present";
 import { findTask, insertTask, listTasks } from "../tasks/repository";
@@ -20,6 +21,7 @@ const notFound = (taskId: string) => new AppError("NOT_FOUND", `There is no task
 export const tasks = createApp();
 tasks.use("/v1/tasks", requireApiKey);
 tasks.use("/v1/tasks/*", requireApiKey);
+tasks.use("/v1/tasks", idempotency());
 
 tasks.openapi(
   createRoute({

@@ -5,12 +5,13 @@ import { Base64UploadSchema, SignUploadRequestSchema, SignUploadResponseSchema, 
 import { essence, extensionFor } from "../files/content-type";
 import { parseDataUri } from "../files/data-uri";
 import { ingestUpload } from "../files/ingest";
-import { withFilePart } from "../files/multipart";
+import { type FilePart, withFilePart } from "../files/multipart";
 import { expiryFrom, insertFile, newUploadKey, publicUrls, sanitizeFilename } from "../files/records";
 import { presignR2Put } from "../files/presign";
 import { requireApiKey } from "../lib/auth";
 import { config } from "../lib/config";
 import { guardedFetch } from "../lib/guarded-fetch";
+import { fingerprintOfStream, fingerprintWhileReading, idempotency } from "../lib/idempotency";
 import { bearerSecurity, createApp, problemResponses } from "../lib/openapi";
 import { signToken, verifyToken } from "../lib/signed-token";
 
@@ -38,7 +39,11 @@ uploads.openAPIRegistry.registerPath({
   responses: recordResponse,
 });
 
-uploads.use("/api/upload/file", requireApiKey);
+// The file part is never buffered: its fingerprint is its bytes (with its name and type), hashed while stored.
+uploads.use("/api/upload/file", requireApiKey, idempotency({
+  streamed: true,
+  fingerprint: (c) => withFilePart(c.req.raw, (part) => fingerprintOfStream(part.body, filePartLabel(part))),
+}));
 uploads.post("/api/upload/file", async (c) => {
   const declared = Number(c.req.header("content-length"));
   const limit = config(c.env).maxUploadBytes;
@@ -46,7 +51,7 @@ uploads.post("/api/upload/file", async (c) => {
     throw new AppError("PAYLOAD_TOO_LARGE", `The request is ${declared} bytes; the file limit is ${limit} bytes.`, { limit });
   }
   const record = await withFilePart(c.req.raw, (part) =>
-    ingestUpload(c.env, c.get("userId"), { body: part.body, declaredType: part.declaredType, filename: part.filename }),
+    ingestUpload(c.env, c.get("userId"), { body: fingerprintWhileReading(c, part.body, filePartLabel(part)), declaredType: part.declaredType, filename: part.filename }),
   );
   return c.json(record, 201);
 });
@@ -58,6 +63,7 @@ uploads.use("/api/upload/base64", requireApiKey, async (c, next) =>
       throw new AppError("PAYLOAD_TOO_LARGE", `The decoded file would exceed the limit of ${config(c.env).maxUploadBytes} bytes.`);
     },
   })(c, next),
+  idempotency(),
 );
 uploads.openapi(
   createRoute({
@@ -73,7 +79,7 @@ uploads.openapi(
   },
 );
 
-uploads.use("/api/upload/url", requireApiKey);
+uploads.use("/api/upload/url", requireApiKey, idempotency());
 uploads.openapi(
   createRoute({
     method: "post", path: "/api/upload/url", tags: ["Storage"], summary: "Store a file downloaded from a public http(s) URL", security: bearerSecurity,
@@ -90,10 +96,11 @@ uploads.openapi(
     const lengthHeader = response.headers.get("content-length");
     const length = lengthHeader !== null && /^\d+$/.test(lengthHeader) ? Number(lengthHeader) : undefined;
     const record = await ingestUpload(c.env, c.get("userId"), {
-      body: remoteBody(response.body, finalUrl.host),
+      body: response.body,
       length: response.headers.get("content-encoding") ? undefined : length,
       declaredType: response.headers.get("content-type") ?? undefined,
       filename: lastPathSegment(finalUrl),
+      bodyError: (error) => remoteFailure(error, finalUrl.host),
     });
     return c.json(record, 201);
   },
@@ -105,7 +112,7 @@ uploads.openapi(
  */
 export const signedUploads = createApp();
 
-signedUploads.use("/v1/uploads/sign", requireApiKey);
+signedUploads.use("/v1/uploads/sign", requireApiKey, idempotency());
 signedUploads.openapi(
   createRoute({
     method: "post", path: "/v1/uploads/sign", tags: ["Storage"], summary: "Get a short-lived URL to PUT a file to", security: bearerSecurity,
@@ -152,32 +159,19 @@ signedUploads.put("/api/upload/signed/:token", async (c) => {
 });
 
 /**
- * The remote's body with its failures turned into API errors: a connection that drops or a
- * download that outlives its deadline is the remote's fault (502/504), not a bad request.
+ * A remote whose body breaks off or outlives the download deadline is at fault (502/504),
+ * not the client (400).
  */
-function remoteBody(body: ReadableStream<Uint8Array>, host: string): ReadableStream<Uint8Array> {
-  const reader = body.getReader();
-  let received = 0;
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      let chunk: ReadableStreamReadResult<Uint8Array>;
-      try {
-        chunk = await reader.read();
-      } catch (error) {
-        const timedOut = error instanceof Error && error.name === "TimeoutError";
-        controller.error(timedOut
-          ? new AppError("URL_TIMEOUT", `${host} did not finish sending the file within ${REMOTE_DOWNLOAD_TIMEOUT_MS / 60_000} minutes.`)
-          : new AppError("URL_UNREACHABLE", `The connection to ${host} broke after ${received} bytes.`));
-        return;
-      }
-      if (chunk.done) return controller.close();
-      received += chunk.value.byteLength;
-      controller.enqueue(chunk.value);
-    },
-    cancel(reason) {
-      return reader.cancel(reason);
-    },
-  }, { highWaterMark: 0 });
+function remoteFailure(error: unknown, host: string): AppError {
+  if (error instanceof Error && error.name === "TimeoutError") {
+    return new AppError("URL_TIMEOUT", `${host} did not finish sending the file within ${REMOTE_DOWNLOAD_TIMEOUT_MS / 60_000} minutes.`);
+  }
+  return new AppError("URL_UNREACHABLE", `The connection to ${host} broke during the download: ${error instanceof Error ? error.message : String(error)}.`);
+}
+
+/** What identifies a multipart file besides its bytes, for its idempotency fingerprint. */
+function filePartLabel(part: FilePart): string {
+  return JSON.stringify([part.filename ?? null, part.declaredType ?? null]);
 }
 
 /** The file name a URL ends in, if any; malformed percent-encoding gives none rather than a 500. */

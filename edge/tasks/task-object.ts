@@ -1,7 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { TaskFailureCode } from "../../shared/errors";
 import type { JobEvent } from "../../shared/schemas/jobs";
-import { accountStub } from "../lib/stubs";
+import { accountStub, poolStub } from "../lib/stubs";
 import { enqueueTaskEnded } from "../webhooks/enqueue";
 import { config } from "../lib/config";
 import { outputKey } from "./outputs";
@@ -238,10 +238,11 @@ export class TaskObject extends DurableObject<Env> {
       finished_at: state.finished_at!,
     });
     await this.save(state);
-    // The slot is freed after the end state is durable; if this fails, the account's alarm frees it.
-    await accountStub(this.env, state.user_id).release(state.task_id).catch((error: unknown) => {
-      console.error(JSON.stringify({ msg: "could not release running slot", task_id: state.task_id, error: String(error) }));
-    });
+    // Slots are freed after the end state is durable; if this fails, the objects' alarms catch up.
+    const released = await Promise.allSettled([accountStub(this.env, state.user_id).release(state.task_id), poolStub(this.env).released()]);
+    for (const result of released) {
+      if (result.status === "rejected") console.error(JSON.stringify({ msg: "could not release a slot", task_id: state.task_id, error: String(result.reason) }));
+    }
     // Only queues the webhook event (D1 already holds the end state); never throws.
     await enqueueTaskEnded(this.env, state.task_id);
   }

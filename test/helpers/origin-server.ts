@@ -29,6 +29,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   };
 }
 
+const hooks = new Map<string, { method?: string; headers: IncomingMessage["headers"]; body: string }[]>();
+
 async function route(request: IncomingMessage, response: ServerResponse): Promise<void> {
   const url = new URL(request.url ?? "/", "http://origin");
   const [, name, arg] = url.pathname.split("/");
@@ -58,6 +60,20 @@ async function route(request: IncomingMessage, response: ServerResponse): Promis
       response.end();
       return;
     case "hang":
+      return;
+    case "hook": {
+      // A webhook receiver: keeps every request under `arg`, answers ?status= (a 3xx points at ?location=).
+      const chunks: Buffer[] = [];
+      for await (const chunk of request) chunks.push(chunk as Buffer);
+      hooks.set(arg!, [...(hooks.get(arg!) ?? []), { method: request.method, headers: request.headers, body: Buffer.concat(chunks).toString("utf8") }]);
+      const status = Number(url.searchParams.get("status") ?? 200);
+      response.writeHead(status, url.searchParams.has("location") ? { location: url.searchParams.get("location")! } : {});
+      response.end();
+      return;
+    }
+    case "hook-log":
+      response.writeHead(200, { "content-type": "application/json" });
+      response.end(JSON.stringify(hooks.get(arg!) ?? []));
       return;
     case "stall":
       response.writeHead(200, { "content-type": "video/mp4", "content-length": String(1024 * 1024) });

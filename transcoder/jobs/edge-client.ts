@@ -53,6 +53,23 @@ export class EdgeClient {
     return grant.data;
   }
 
+  /** Stores ffmpeg's stderr for the task's logs endpoint; a few tries, as it is worth having but not vital. */
+  async putLog(text: string): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      const response = await fetch(`${this.base}/log`, {
+        method: "PUT",
+        headers: { authorization: `Bearer ${this.token}`, "content-type": "text/plain; charset=utf-8" },
+        body: text,
+        signal: AbortSignal.timeout(this.timeoutMs),
+        redirect: "error",
+      }).catch((error: unknown) => new CallbackError(`log could not be reached: ${String(error)}.`, true));
+      if (response instanceof Response && response.ok) return;
+      const failure = response instanceof Response ? new CallbackError(`log answered ${response.status}.`, isRetryable(response.status), response.status) : response;
+      if (!failure.retryable || attempt >= 3) throw failure;
+      await new Promise((resolve) => setTimeout(resolve, 250 * 2 ** attempt));
+    }
+  }
+
   /**
    * PUTs a file streamed from disk with an exact Content-Length (presigned object-store URLs
    * refuse chunked bodies).

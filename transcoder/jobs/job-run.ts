@@ -42,6 +42,8 @@ export class JobRun {
   private readonly workOver = deferred();
   /** ffmpeg's pid (and process group) while it runs. */
   ffmpegPid: number | undefined;
+  /** ffmpeg's stderr (its last 256 KiB, local paths replaced), for GET /v1/tasks/{id}/logs. */
+  private ffmpegLog: string | undefined;
 
   constructor(
     readonly job: TranscodeJob,
@@ -89,6 +91,8 @@ export class JobRun {
       this.workOver.resolve();
     }
     this.log.info({ outcome: report.type, error_code: report.type === "failed" ? report.error_code : undefined }, "job finished");
+    // Before the terminal report, so the log is there as soon as the task shows as ended.
+    if (this.ffmpegLog !== undefined) await this.client.putLog(this.ffmpegLog).catch((error: unknown) => this.log.warn({ err: error }, "could not store the ffmpeg log"));
     await this.reporter.finish(report);
   }
 
@@ -151,6 +155,7 @@ export class JobRun {
       const ffmpeg = this.deps.ffmpeg.run(argv, { cwd: workspace.outDir, signal: this.signal, timeoutSeconds, onStdout: (chunk) => parser.push(chunk) });
       this.ffmpegPid = ffmpeg.pid;
       result = await ffmpeg.result;
+      this.ffmpegLog = withoutLocalPaths(result.stderr, workspace, inputPaths);
     } finally {
       stopWatching();
       this.ffmpegPid = undefined;
@@ -215,16 +220,21 @@ function withFormatWhitelist(parsed: ParsedCommand): ParsedCommand {
  * with our local paths replaced: inputs by "input N", outputs by their own names.
  */
 function ffmpegFailure(result: RunResult, workspace: Workspace, inputPaths: readonly string[]): string {
-  let stderr = result.stderr;
-  // Highest index first, so that ".../input-1" never eats the start of ".../input-10".
-  for (let index = inputPaths.length - 1; index >= 0; index--) stderr = stderr.replaceAll(inputPaths[index]!, `input ${index + 1}`);
-  stderr = stderr.replaceAll(`${workspace.outDir}/`, "").replaceAll(workspace.root, ".");
+  const stderr = withoutLocalPaths(result.stderr, workspace, inputPaths);
   const lines = stderr.split("\n").map((line) => line.trimEnd()).filter(Boolean).slice(-STDERR_TAIL_LINES);
   const exit = result.signal ? `ffmpeg was killed by ${result.signal}` : `ffmpeg exited with code ${result.code}`;
   const last = lines.at(-1)?.trim().slice(0, 300);
   let tail = lines.join("\n");
   if (Buffer.byteLength(tail) > STDERR_TAIL_BYTES) tail = Buffer.from(tail).subarray(-STDERR_TAIL_BYTES).toString("utf8");
   return `${exit}${last ? `: ${last}` : "."}${tail ? `\n${tail}` : ""}`.slice(0, MAX_ERROR_LENGTH);
+}
+
+/** ffmpeg's words with our local paths replaced: inputs by "input N", outputs by their own names. */
+function withoutLocalPaths(stderr: string, workspace: Workspace, inputPaths: readonly string[]): string {
+  let text = stderr;
+  // Highest index first, so that ".../input-1" never eats the start of ".../input-10".
+  for (let index = inputPaths.length - 1; index >= 0; index--) text = text.replaceAll(inputPaths[index]!, `input ${index + 1}`);
+  return text.replaceAll(`${workspace.outDir}/`, "").replaceAll(workspace.root, ".");
 }
 
 function deferred(): { promise: Promise<void>; resolve: () => void } {

@@ -1,0 +1,56 @@
+import { DurableObject } from "cloudflare:workers";
+
+interface Waiting {
+  task_id: string;
+  created_at: string;
+}
+
+/** While tasks wait, the line is also woken this often, in case a slot freed without a report. */
+const PROBE_MS = 5_000;
+
+/**
+ * The line for transcoder capacity. A transcoder that is busy is not a failure: the task
+ * waits here, oldest first, and its job is queued again as soon as any task ends (which frees
+ * a slot somewhere) — so slots do not sit idle through a backoff, and waiting never uses up
+ * the job's delivery attempts. One instance serves the whole deployment.
+ */
+export class DispatchPoolObject extends DurableObject<Env> {
+  async wait(taskId: string, createdAt: string): Promise<void> {
+    const line = await this.load();
+    if (!line.some((entry) => entry.task_id === taskId)) {
+      line.push({ task_id: taskId, created_at: createdAt });
+      line.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.task_id.localeCompare(b.task_id));
+    }
+    await this.save(line);
+  }
+
+  /** A task ended: the slot it held goes to the oldest waiting task. */
+  async released(): Promise<void> {
+    await this.wake(1);
+  }
+
+  async waiting(): Promise<number> {
+    return (await this.load()).length;
+  }
+
+  override async alarm(): Promise<void> {
+    await this.wake(1);
+  }
+
+  private async wake(count: number): Promise<void> {
+    const line = await this.load();
+    const next = line.splice(0, count);
+    if (next.length > 0) await this.env.JOBS.sendBatch(next.map((entry) => ({ body: { task_id: entry.task_id } })));
+    await this.save(line);
+  }
+
+  private async load(): Promise<Waiting[]> {
+    return (await this.ctx.storage.get<Waiting[]>("line")) ?? [];
+  }
+
+  private async save(line: Waiting[]): Promise<void> {
+    await this.ctx.storage.put("line", line);
+    if (line.length > 0) await this.ctx.storage.setAlarm(Date.now() + PROBE_MS);
+    else await this.ctx.storage.deleteAlarm();
+  }
+}

@@ -1,0 +1,201 @@
+/**
+ * API key administration for the operator: `npm run --silent keys -- <command>`.
+ *
+ *   create --user <name>   create the user if new and give it a fresh key; prints ONLY the key
+ *   list                   prefix, user, created, revoked of every key (never a key itself)
+ *   revoke <prefix>        revoke the key with that display prefix
+ *
+ * Options: --remote targets the deployed D1 (`wrangler d1 execute DB --remote`; its migrations
+ * are applied by the deploy, not here). By default the local D1 that `wrangler dev` uses is
+ * targeted, after applying its migrations; --persist-to <dir> points at another local state
+ * directory (tests use a temporary one so they never touch the developer's .wrangler/).
+ */
+import { spawn } from "node:child_process";
+import { resolve } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { parseArgs } from "node:util";
+import { type Statement, isValidUserName, newKeyStatements } from "../shared/accounts";
+import { hashApiKey } from "../shared/api-keys";
+
+export const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const WRANGLER = resolve(ROOT, "node_modules/.bin/wrangler");
+
+/** Which D1 the CLI talks to. */
+export type Target = { remote: true } | { remote: false; persistTo?: string };
+
+export class CliError extends Error {
+  constructor(message: string, readonly exitCode = 1) {
+    super(message);
+  }
+}
+
+const USAGE = `usage: npm run --silent keys -- <command> [--remote | --persist-to <dir>]
+  create --user <name>   create the user if new and a fresh key; prints only the key
+  list                   list keys: prefix, user, created, revoked
+  revoke <prefix>        revoke the key with that prefix (e.g. ffe_AbCdEfGh)`;
+
+/** SQL text with each `?` replaced by a quoted literal, for `wrangler d1 execute --command`. */
+export function renderSql(statement: Statement): string {
+  // A quote in the template could hide a `?` inside a literal; our statements never need one.
+  if (statement.sql.includes("'")) throw new Error("SQL templates must not contain literals; pass them as parameters.");
+  let index = 0;
+  const sql = statement.sql.replace(/\?/g, () => {
+    if (index >= statement.params.length) throw new Error("More placeholders than parameters.");
+    return sqlLiteral(statement.params[index++] ?? null);
+  });
+  if (index !== statement.params.length) throw new Error("More parameters than placeholders.");
+  return sql;
+}
+
+function sqlLiteral(value: string | null): string {
+  if (value === null) return "NULL";
+  if (value.includes("\0")) throw new CliError("Parameters must not contain NUL characters.");
+  return `'${value.replaceAll("'", "''")}'`;
+}
+
+function wranglerEnv(): NodeJS.ProcessEnv {
+  return { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" };
+}
+
+function targetFlags(target: Target): string[] {
+  if (target.remote) return ["--remote"];
+  return target.persistTo ? ["--local", "--persist-to", target.persistTo] : ["--local"];
+}
+
+/** Runs wrangler with its output captured; fails with wrangler's own words if it fails. */
+function runWrangler(args: string[]): Promise<string> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(WRANGLER, args, { cwd: ROOT, env: wranglerEnv(), stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on("error", (error) => reject(new CliError(`Could not run wrangler: ${error.message}`)));
+    child.on("close", (code) => {
+      if (code === 0) resolvePromise(stdout);
+      else reject(new CliError(`wrangler ${args.slice(0, 3).join(" ")} failed (exit ${code}):\n${(stderr || stdout).trim()}`));
+    });
+  });
+}
+
+/** Applies the D1 migrations to a local database, printing nothing unless it fails. */
+export async function applyLocalMigrations(persistTo?: string): Promise<void> {
+  await runWrangler(["d1", "migrations", "apply", "DB", ...targetFlags({ remote: false, persistTo })]);
+}
+
+type Row = Record<string, string | number | null>;
+
+/** Executes statements in one `wrangler d1 execute`; returns the rows of each. */
+export async function execute(target: Target, statements: Statement[]): Promise<Row[][]> {
+  const command = statements.map(renderSql).join(";\n");
+  const output = await runWrangler(["d1", "execute", "DB", ...targetFlags(target), "--json", "--command", command]);
+  const parsed = JSON.parse(output.slice(output.indexOf("["))) as { results: Row[]; success: boolean }[];
+  return parsed.map((result) => result.results);
+}
+
+/** Creates the user if new and a fresh key for it; returns the key, shown only this once. */
+export async function createKey(target: Target, userName: string): Promise<{ key: string; prefix: string; userId: string }> {
+  const { key, prefix, statements } = await newKeyStatements(userName);
+  const check = { sql: "SELECT user_id FROM api_keys WHERE hash = ?", params: [await hashApiKey(key)] };
+  const results = await execute(target, [...statements, check]);
+  const userId = results.at(-1)?.[0]?.user_id;
+  if (typeof userId !== "string") throw new CliError(`The key for '${userName}' was not stored.`);
+  return { key, prefix, userId };
+}
+
+export async function listKeys(target: Target): Promise<Row[]> {
+  const [rows] = await execute(target, [{
+    sql: "SELECT k.prefix AS prefix, u.name AS user, k.created_at AS created, k.revoked_at AS revoked FROM api_keys k JOIN users u ON u.id = k.user_id ORDER BY k.created_at, k.prefix",
+    params: [],
+  }]);
+  return rows ?? [];
+}
+
+/** Revokes the key with `prefix`; revoking an already revoked key keeps its first revocation. */
+export async function revokeKey(target: Target, prefix: string, now = new Date()): Promise<"revoked" | "already revoked"> {
+  const [, rows] = await execute(target, [
+    { sql: "UPDATE api_keys SET revoked_at = ? WHERE prefix = ? AND revoked_at IS NULL", params: [now.toISOString(), prefix] },
+    { sql: "SELECT revoked_at FROM api_keys WHERE prefix = ?", params: [prefix] },
+  ]);
+  const row = rows?.[0];
+  if (!row) throw new CliError(`No key has the prefix '${prefix}'. \`keys list\` shows the prefixes.`);
+  return row.revoked_at === now.toISOString() ? "revoked" : "already revoked";
+}
+
+function formatTable(rows: Row[]): string {
+  const columns = ["prefix", "user", "created", "revoked"];
+  const cells = [columns.map((column) => column.toUpperCase()), ...rows.map((row) => columns.map((column) => String(row[column] ?? "-")))];
+  const widths = columns.map((_, i) => Math.max(...cells.map((line) => line[i]!.length)));
+  return cells.map((line) => line.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd()).join("\n");
+}
+
+function parseCommandLine(argv: string[]) {
+  try {
+    return parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: { user: { type: "string" }, remote: { type: "boolean", default: false }, "persist-to": { type: "string" }, help: { type: "boolean", short: "h" } },
+    });
+  } catch (error) {
+    throw new CliError(`${(error as Error).message}\n${USAGE}`, 2);
+  }
+}
+
+type Command = { name: "create"; user: string } | { name: "list" } | { name: "revoke"; prefix: string };
+
+/** The command a command line asks for, checked before anything touches a database. */
+function commandFrom(positionals: string[], user: string | undefined): Command {
+  const [name, argument, ...rest] = positionals;
+  if (rest.length > 0) throw new CliError(`Unexpected arguments: ${rest.join(" ")}\n${USAGE}`, 2);
+  switch (name) {
+    case "create":
+      if (!user || argument) throw new CliError(`create needs --user <name>.\n${USAGE}`, 2);
+      if (!isValidUserName(user)) throw new CliError(`'${user}' is not a valid user name (letters, digits and _.@+-, at most 64).`, 2);
+      return { name, user };
+    case "list":
+      if (argument) throw new CliError(`list takes no argument.\n${USAGE}`, 2);
+      return { name };
+    case "revoke":
+      if (!argument) throw new CliError(`revoke needs the key's prefix.\n${USAGE}`, 2);
+      return { name, prefix: argument };
+    default:
+      throw new CliError(`${name ? `Unknown command '${name}'.` : "No command given."}\n${USAGE}`, 2);
+  }
+}
+
+async function run(target: Target, command: Command): Promise<void> {
+  switch (command.name) {
+    case "create": {
+      const { key, prefix, userId } = await createKey(target, command.user);
+      process.stderr.write(`Created key ${prefix}… for user '${command.user}' (${userId}). It is shown only once.\n`);
+      process.stdout.write(`${key}\n`);
+      return;
+    }
+    case "list":
+      process.stdout.write(`${formatTable(await listKeys(target))}\n`);
+      return;
+    case "revoke":
+      process.stderr.write(`${command.prefix}: ${await revokeKey(target, command.prefix)}\n`);
+      return;
+  }
+}
+
+export async function main(argv: string[]): Promise<void> {
+  const { values, positionals } = parseCommandLine(argv);
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  if (values.remote && values["persist-to"]) throw new CliError("--remote and --persist-to exclude each other.", 2);
+  const command = commandFrom(positionals, values.user);
+  const target: Target = values.remote ? { remote: true } : { remote: false, persistTo: values["persist-to"] && resolve(values["persist-to"]) };
+  if (!target.remote) await applyLocalMigrations(target.persistTo);
+  await run(target, command);
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
+  main(process.argv.slice(2)).catch((error: unknown) => {
+    process.stderr.write(`keys: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(error instanceof CliError ? error.exitCode : 1);
+  });
+}

@@ -1,0 +1,195 @@
+/**
+ * `npm start`: the whole local stack from a fresh checkout.
+ *
+ * 1. `.dev.vars` gets random SIGNING_SECRET / TRANSCODER_SECRET if it lacks them (existing
+ *    values are kept).
+ * 2. The local D1 is migrated and a development user `dev` gets a key, kept in
+ *    `.wrangler/dev-api-key` so later starts print the same key.
+ * 3. `wrangler dev` (port 8787) and the transcoder (port 8788) run with prefixed logs; Ctrl-C or
+ *    SIGTERM stops both process groups, so no workerd or ffmpeg outlives this script.
+ * 4. Once the edge answers, the key and ready-to-paste curl commands are printed.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
+import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
+import { dirname, join, resolve } from "node:path";
+import { createInterface } from "node:readline";
+import { pathToFileURL } from "node:url";
+import { hashApiKey, isWellFormedApiKey } from "../shared/api-keys";
+import { ROOT, applyLocalMigrations, createKey, execute } from "./keys";
+
+const EDGE_PORT = 8787;
+const TRANSCODER_PORT = 8788;
+const EDGE_URL = `http://localhost:${EDGE_PORT}`;
+const DEV_USER = "dev";
+const SECRETS = ["SIGNING_SECRET", "TRANSCODER_SECRET"] as const;
+const READY_TIMEOUT_MS = 120_000;
+/** How long a child may take to stop after SIGTERM before its whole group is killed. */
+const STOP_GRACE_MS = 10_000;
+
+/**
+ * Makes sure `path` (dotenv format) defines every secret, adding a random value for each one
+ * missing; lines already there are kept as they are. Returns the resulting values.
+ */
+export async function ensureDevVars(path: string): Promise<Record<string, string>> {
+  const existing = existsSync(path) ? await readFile(path, "utf8") : "";
+  const values = parseDotenv(existing);
+  const missing = SECRETS.filter((name) => !values[name]);
+  if (missing.length > 0) {
+    const added = missing.map((name) => `${name}=${randomBytes(32).toString("hex")}`);
+    const separator = existing === "" || existing.endsWith("\n") ? "" : "\n";
+    await writeFile(path, `${existing}${separator}${added.join("\n")}\n`, { mode: 0o600 });
+    Object.assign(values, parseDotenv(added.join("\n")));
+  }
+  return values;
+}
+
+export function parseDotenv(text: string): Record<string, string> {
+  const values: Record<string, string> = {};
+  for (const line of text.split(/\r?\n/)) {
+    const match = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$/.exec(line);
+    if (match) values[match[1]!] = match[2]!.replace(/^(['"])(.*)\1$/, "$2");
+  }
+  return values;
+}
+
+/**
+ * The development key: the one in `keyFile` while the local D1 still accepts it, otherwise a
+ * new key for user `dev`, written to `keyFile` (mode 0600).
+ */
+export async function ensureDevKey(keyFile: string, persistTo?: string): Promise<string> {
+  const stored = existsSync(keyFile) ? (await readFile(keyFile, "utf8")).trim() : "";
+  if (isWellFormedApiKey(stored) && (await isActiveKey(stored, persistTo))) return stored;
+  const { key } = await createKey({ remote: false, persistTo }, DEV_USER);
+  await mkdir(dirname(keyFile), { recursive: true });
+  await writeFile(keyFile, `${key}\n`, { mode: 0o600 });
+  await chmod(keyFile, 0o600);
+  return key;
+}
+
+async function isActiveKey(key: string, persistTo?: string): Promise<boolean> {
+  const [rows] = await execute({ remote: false, persistTo }, [{ sql: "SELECT 1 AS ok FROM api_keys WHERE hash = ? AND revoked_at IS NULL", params: [await hashApiKey(key)] }]);
+  return (rows ?? []).length > 0;
+}
+
+/** Starts a command in its own process group (so it can be stopped whole), logs prefixed. */
+function startService(label: string, command: string, args: string[], env: NodeJS.ProcessEnv): ChildProcess {
+  const child = spawn(command, args, { cwd: ROOT, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  for (const stream of [child.stdout, child.stderr]) {
+    if (stream) createInterface({ input: stream }).on("line", (line) => process.stdout.write(`[${label}] ${line}\n`));
+  }
+  return child;
+}
+
+function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    // The group is already gone.
+  }
+}
+
+/** SIGTERM to the child's group, SIGKILL to it if it is still there after the grace period. */
+function stopService(child: ChildProcess): Promise<void> {
+  return new Promise((resolvePromise) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolvePromise();
+    const escalate = setTimeout(() => signalGroup(child, "SIGKILL"), STOP_GRACE_MS);
+    child.once("exit", () => {
+      clearTimeout(escalate);
+      // Grandchildren (workerd under wrangler) share the group: make sure none is left.
+      signalGroup(child, "SIGKILL");
+      resolvePromise();
+    });
+    signalGroup(child, "SIGTERM");
+  });
+}
+
+/** Polls `GET /v1/me` with the key until the edge answers 200 or `stopped` is set. */
+async function waitForEdge(key: string, isStopped: () => boolean): Promise<boolean> {
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  while (Date.now() < deadline && !isStopped()) {
+    try {
+      const response = await fetch(`http://127.0.0.1:${EDGE_PORT}/v1/me`, { headers: { authorization: `Bearer ${key}` } });
+      if (response.ok) return true;
+    } catch {
+      // Not listening yet.
+    }
+    await new Promise((resolvePromise) => setTimeout(resolvePromise, 250));
+  }
+  return false;
+}
+
+function banner(key: string, transcoder: boolean): string {
+  const auth = `-H "Authorization: Bearer ${key}"`;
+  return [
+    "",
+    "ffedge is running.",
+    `  API key (user '${DEV_USER}'): ${key}`,
+    `  Edge:       ${EDGE_URL}  (OpenAPI: ${EDGE_URL}/openapi.json)`,
+    `  Transcoder: ${transcoder ? `http://127.0.0.1:${TRANSCODER_PORT}` : "not started (transcoder/server.ts is missing)"}`,
+    "",
+    "Try it:",
+    `  curl ${auth} -F file=@clip.mp4 ${EDGE_URL}/api/upload/file`,
+    `  curl ${auth} -H "Content-Type: application/json" -d '{"data":"data:text/plain;base64,aGVsbG8gZmZlZGdl"}' ${EDGE_URL}/api/upload/base64`,
+    `  curl ${auth} -H "Content-Type: application/json" -d '{"url":"<the url of an upload above>"}' ${EDGE_URL}/api/upload/url`,
+    "  curl -O <the url of an upload>     # the CDN download",
+    "",
+    "Ctrl-C stops everything.",
+    "",
+  ].join("\n");
+}
+
+export async function main(): Promise<void> {
+  const vars = await ensureDevVars(join(ROOT, ".dev.vars"));
+  await applyLocalMigrations();
+  const key = await ensureDevKey(join(ROOT, ".wrangler", "dev-api-key"));
+
+  const quietWrangler = { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" };
+  const services: ChildProcess[] = [
+    // The edge may fetch its own CDN URLs (URL uploads, task inputs) on 127.0.0.1 in development.
+    startService("edge", join(ROOT, "node_modules/.bin/wrangler"), ["dev", "--port", String(EDGE_PORT), "--ip", "127.0.0.1", "--show-interactive-dev-session=false", "--var", "DEV_FETCH_ALLOW_HOSTS:127.0.0.1,localhost"], quietWrangler),
+  ];
+  const hasTranscoder = existsSync(join(ROOT, "transcoder", "server.ts"));
+  if (hasTranscoder) {
+    services.push(startService("transcoder", process.execPath, ["--import", "tsx", "transcoder/server.ts"], {
+      ...process.env,
+      PORT: String(TRANSCODER_PORT),
+      TRANSCODER_SECRET: vars.TRANSCODER_SECRET,
+      DEV_FETCH_ALLOW_HOSTS: "127.0.0.1,localhost",
+      // Ctrl-C should not wait two minutes for a running job in development.
+      SHUTDOWN_GRACE_SECONDS: "5",
+    }));
+  }
+
+  let stopping = false;
+  const stopAll = async (exitCode: number) => {
+    if (stopping) return;
+    stopping = true;
+    await Promise.all(services.map(stopService));
+    process.exit(exitCode);
+  };
+  process.on("SIGINT", () => void stopAll(0));
+  process.on("SIGTERM", () => void stopAll(0));
+  for (const [index, child] of services.entries()) {
+    child.once("exit", (code, signal) => {
+      if (stopping) return;
+      process.stderr.write(`[start] ${index === 0 ? "edge" : "transcoder"} exited (${signal ?? code}); stopping the rest.\n`);
+      void stopAll(1);
+    });
+  }
+
+  if (await waitForEdge(key, () => stopping)) process.stdout.write(banner(key, hasTranscoder));
+  else if (!stopping) {
+    process.stderr.write(`[start] the edge did not answer on port ${EDGE_PORT} within ${READY_TIMEOUT_MS / 1000} s.\n`);
+    await stopAll(1);
+  }
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
+  main().catch((error: unknown) => {
+    process.stderr.write(`start: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,58 @@
+import { describe, expect, it } from "vitest";
+import { AppError } from "../../../shared/errors";
+import { essence, extensionFor, isActiveContent, resolveContentType } from "../../../edge/files/content-type";
+import { fakeMp4 } from "../helpers";
+import { HTML_PAGE } from "./origin";
+
+const html = new TextEncoder().encode(HTML_PAGE);
+const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0]);
+
+describe("resolveContentType", () => {
+  it("keeps a declared media type whose bytes agree", () => {
+    expect(resolveContentType("video/mp4", "a.mp4", fakeMp4(64))).toBe("video/mp4");
+    expect(resolveContentType("audio/mp4", "a.m4a", fakeMp4(64))).toBe("audio/mp4");
+  });
+
+  it.each(["video/mp4", "image/png", "audio/mpeg"])("refuses markup declared as %s", (declared) => {
+    expect(() => resolveContentType(declared, "a", html)).toThrow(AppError);
+  });
+
+  it("refuses a PNG declared as a video", () => {
+    expect(() => resolveContentType("video/mp4", "a.mp4", png)).toThrow(/image\/png/);
+  });
+
+  it("sniffs a generic declaration, but never promotes markup to its own type", () => {
+    expect(resolveContentType("application/octet-stream", undefined, png)).toBe("image/png");
+    expect(resolveContentType(undefined, "page.bin", html)).toBe("application/octet-stream");
+  });
+
+  it("falls back to the file extension when the bytes say nothing", () => {
+    expect(resolveContentType("", "subs.srt", new TextEncoder().encode("1\n00:00:01,000 --> 00:00:02,000\nhi"))).toBe("application/x-subrip");
+  });
+});
+
+describe("content type helpers", () => {
+  it.each([
+    ["Text/HTML; charset=utf-8", "text/html"],
+    ["video/mp4", "video/mp4"],
+    ["not a type", ""],
+    [undefined, ""],
+  ])("essence(%j) is %j", (input, expected) => {
+    expect(essence(input)).toBe(expected);
+  });
+
+  it.each(["text/html", "image/svg+xml", "application/xml", "text/javascript", "application/rss+xml", "TEXT/HTML; charset=utf-8"])("treats %s as active content", (type) => {
+    expect(isActiveContent(type)).toBe(true);
+  });
+
+  it.each(["video/mp4", "image/png", "text/plain", "application/octet-stream"])("treats %s as inert", (type) => {
+    expect(isActiveContent(type)).toBe(false);
+  });
+
+  it("takes the extension from the name only when it matches the type", () => {
+    expect(extensionFor("video/mp4", "clip.m4v")).toBe("m4v");
+    expect(extensionFor("video/mp4", "clip.html")).toBe("mp4");
+    expect(extensionFor("application/x-unknown", "x.weird")).toBe("weird");
+    expect(extensionFor("application/x-unknown", "../../x")).toBe("bin");
+  });
+});

@@ -1,0 +1,71 @@
+import { createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
+import { insertTask, markFinished } from "../../../edge/tasks/repository";
+import { listDeliveries } from "../../../edge/webhooks/deliveries";
+import { deliverWebhooks } from "../../../edge/webhooks/deliver";
+import type { WebhookDelivery, WebhookMessage } from "../../../shared/schemas/webhooks";
+import { originUrl } from "../files/fixtures";
+import { originPaths } from "../files/origin";
+import { createUser } from "../helpers";
+
+export interface ReceivedRequest {
+  method: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** A unique receiver name on the origin server, so tests never read each other's requests. */
+export function receiverName(): string {
+  return `r${crypto.randomUUID().replaceAll("-", "")}`;
+}
+
+export function hookUrl(name: string, status = 200, location?: string): string {
+  return originUrl(originPaths.hook(name, status, location));
+}
+
+export async function received(name: string): Promise<ReceivedRequest[]> {
+  return (await fetch(originUrl(originPaths.hookLog(name)))).json();
+}
+
+/**
+ * A task that has already ended, written straight to D1 (no Durable Object, so no webhook is
+ * queued by itself): the consumer tests feed its message by hand.
+ */
+export async function endedTask(webhookUrl: string | null, status: "completed" | "failed" = "failed", user?: { userId: string; key: string }) {
+  const owner = user ?? (await createUser());
+  const taskId = `tsk_${crypto.randomUUID().replaceAll("-", "").slice(0, 24)}`;
+  const createdAt = new Date(Date.now() - 5_000).toISOString();
+  await insertTask(env.DB, { id: taskId, user_id: owner.userId, command: "ffmpeg -i https://example.com/a.mp4 out.mp4", with_metadata: 0, webhook_url: webhookUrl, created_at: createdAt });
+  await markFinished(env.DB, taskId, {
+    status,
+    progress: status === "completed" ? 100 : 0,
+    outputs: status === "completed" ? [{ filename: "out.mp4", size: 1234 }] : null,
+    error: status === "failed" ? "ffmpeg exited with code 1" : null,
+    error_code: status === "failed" ? "FFMPEG_FAILED" : null,
+    started_at: createdAt,
+    finished_at: new Date().toISOString(),
+  });
+  return { taskId, userId: owner.userId, key: owner.key };
+}
+
+export function message(taskId: string, overrides: Partial<WebhookMessage> = {}): WebhookMessage {
+  return { task_id: taskId, first_attempt_at: new Date().toISOString(), redelivery: false, ...overrides };
+}
+
+/** Runs the webhooks consumer on one message delivered for the `attempts`-th time. */
+export async function deliver(body: unknown, attempts = 1, workerEnv: Env = env) {
+  const batch = createMessageBatch("ffedge-webhooks", [{ id: crypto.randomUUID(), timestamp: new Date(), attempts, body }]);
+  const ctx = createExecutionContext();
+  await deliverWebhooks(batch, workerEnv);
+  return getQueueResult(batch, ctx);
+}
+
+/** Polls the task's delivery log until `done` holds (deliveries made by the real queue consumer). */
+export async function waitForDeliveries(taskId: string, done: (deliveries: WebhookDelivery[]) => boolean, timeoutMs = 10_000): Promise<WebhookDelivery[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const deliveries = await listDeliveries(env.DB, taskId);
+    if (done(deliveries)) return deliveries;
+    if (Date.now() > deadline) throw new Error(`deliveries of ${taskId} never matched: ${JSON.stringify(deliveries)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
