@@ -1,5 +1,5 @@
 import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -16,6 +16,8 @@ export interface StackOptions {
   transcoders?: number;
   transcoderEnv?: Record<string, string>;
   edgeVars?: Record<string, string>;
+  /** A tighter per-key rate limit than wrangler.toml's, for testing it without thousands of requests. */
+  rateLimit?: { requests: number; periodSeconds: 10 | 60 };
 }
 
 export interface Transcoder {
@@ -34,11 +36,13 @@ export class Stack {
     readonly transcoders: Transcoder[],
     private readonly worker: Awaited<ReturnType<typeof unstable_startWorker>>,
     private readonly persist: string,
+    private readonly config: string,
   ) {}
 
   static async start(options: StackOptions = {}): Promise<Stack> {
     const persist = await mkdtemp(join(tmpdir(), "ffedge-e2e-"));
-    await run("node_modules/.bin/wrangler", ["d1", "migrations", "apply", "DB", "--local", "--persist-to", persist], { env: quiet });
+    const config = options.rateLimit ? await configWithRateLimit(persist, options.rateLimit) : "wrangler.toml";
+    await run("node_modules/.bin/wrangler", ["d1", "migrations", "apply", "DB", "--local", "--persist-to", persist, "--config", config], { env: quiet });
     const edgePort = await freePort();
     const edgeUrl = `http://127.0.0.1:${edgePort}`;
     const transcoders = await Promise.all(Array.from({ length: options.transcoders ?? 1 }, () => startTranscoder(edgeUrl, options.transcoderEnv ?? {})));
@@ -50,24 +54,25 @@ export class Stack {
       SIGNING_SECRET,
       TRANSCODER_SECRET,
       DEV_FETCH_ALLOW_HOSTS: "127.0.0.1",
+      ...(options.rateLimit ? { RATE_LIMIT_REQUESTS: String(options.rateLimit.requests), RATE_LIMIT_PERIOD_SECONDS: String(options.rateLimit.periodSeconds) } : {}),
       ...options.edgeVars,
     };
     const worker = await unstable_startWorker({
-      config: "wrangler.toml",
+      config,
       // Wrangler loses the config's nodejs_compat when bindings are overridden here; say it again.
       build: { nodejsCompatMode: "v2" },
       bindings: Object.fromEntries(Object.entries(vars).map(([name, value]) => [name, { type: "plain_text" as const, value }])),
       dev: { persist, server: { hostname: "127.0.0.1", port: edgePort }, inspector: false, logLevel: "warn", watch: false, enableContainers: false },
     });
     await worker.ready;
-    return new Stack(edgeUrl, transcoders, worker, persist);
+    return new Stack(edgeUrl, transcoders, worker, persist, config);
   }
 
   /** A user with a key, created through the same statements as the key CLI. */
   async createUser(name = `e2e-${Math.random().toString(36).slice(2, 10)}`): Promise<{ key: string; userId: string }> {
     const { key, statements } = await newKeyStatements(name);
     const sql = statements.map((s) => s.sql.replace(/\?/g, () => literal(s.params.shift() ?? null))).join(";\n");
-    await run("node_modules/.bin/wrangler", ["d1", "execute", "DB", "--local", "--persist-to", this.persist, "--command", sql], { env: quiet });
+    await run("node_modules/.bin/wrangler", ["d1", "execute", "DB", "--local", "--persist-to", this.persist, "--config", this.config, "--command", sql], { env: quiet });
     const me = await (await this.fetch("/v1/me", { headers: { authorization: `Bearer ${key}` } })).json() as { user_id: string };
     return { key, userId: me.user_id };
   }
@@ -81,6 +86,22 @@ export class Stack {
     await this.worker.dispose();
     await rm(this.persist, { recursive: true, force: true });
   }
+}
+
+/**
+ * The rate-limit binding's numbers live only in the wrangler config, so a tighter limit needs
+ * a copy of it; paths in the copy are made absolute because it lives elsewhere.
+ */
+async function configWithRateLimit(dir: string, limit: { requests: number; periodSeconds: number }): Promise<string> {
+  const root = process.cwd();
+  const text = (await readFile("wrangler.toml", "utf8"))
+    .replace('main = "edge/index.ts"', `main = "${join(root, "edge/index.ts")}"`)
+    .replaceAll('migrations_dir = "migrations"', `migrations_dir = "${join(root, "migrations")}"`)
+    .replaceAll('image = "./transcoder/Dockerfile"', `image = "${join(root, "transcoder/Dockerfile")}"`)
+    .replace(/simple = \{ limit = \d+, period = \d+ \}/, `simple = { limit = ${limit.requests}, period = ${limit.periodSeconds} }`);
+  const path = join(dir, "wrangler.toml");
+  await writeFile(path, text);
+  return path;
 }
 
 function literal(value: string | null): string {
