@@ -7,6 +7,7 @@
  * bench-only Worker on the same local R2, and a Node origin for URL uploads.
  */
 import { mkdir, writeFile } from "node:fs/promises";
+import { availableParallelism, loadavg } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { ROOT } from "../scripts/keys";
@@ -135,12 +136,14 @@ export async function runUploadBenchmark(argv: string[]): Promise<void> {
   const base64Size = Math.max(1, Math.round((Number(values["base64-mb"]) * MB) / BLOCK_BYTES)) * BLOCK_BYTES;
   const runs = Number(values.runs);
 
+  const loadBefore = loadavg()[0]!;
   const stack = await startStack();
   const origin = await startOrigin();
   try {
     const paths = uploadPaths(stack, origin.url);
-    // Warm-up at full size: wrangler starts each Worker's runtime on its first request, and V8
-    // grows its heap during the first large transfer; both are reported apart from the runs.
+    // wrangler starts each Worker's runtime on its first request: start them before measuring.
+    for (const [path, upload] of Object.entries(paths)) expectCreated(path, await upload(MB));
+    // V8 grows its heap during a runtime's first large transfer: reported apart from the runs.
     const warmUp: Sample[] = [];
     for (const [path, upload] of Object.entries(paths)) warmUp.push(await sample(stack, path, upload, size));
     warmUp.push(await sample(stack, "base64 POST /api/upload/base64", base64Upload(stack), base64Size));
@@ -155,7 +158,8 @@ export async function runUploadBenchmark(argv: string[]): Promise<void> {
     }
     const baselineThroughput = median(samples.filter((entry) => entry.path.startsWith("baseline")).map((entry) => entry.bytes / MB / entry.seconds));
     const summaries = summarize(samples, baselineThroughput);
-    process.stdout.write(`${table(summaries, runs)}\n\nFirst (warm-up) upload of each path, on a fresh runtime:\n\n${warmUpTable(warmUp)}\n`);
+    const machine = `${availableParallelism()} CPUs, 1-minute load average ${loadBefore.toFixed(1)} before and ${loadavg()[0]!.toFixed(1)} after.`;
+    process.stdout.write(`${machine}\n${table(summaries, runs)}\n\nFirst (warm-up) upload of each path, on a fresh runtime:\n\n${warmUpTable(warmUp)}\n`);
     await mkdir(join(ROOT, "bench", "results"), { recursive: true });
     const file = join(ROOT, "bench", "results", `upload-${new Date().toISOString().replaceAll(":", "-")}.json`);
     await writeFile(file, `${JSON.stringify({ size, base64Size, runs, summaries, samples, warmUp }, null, 2)}\n`);

@@ -1,0 +1,209 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { api, createUser, fakeMp4, multipart, postJson, uploadFile } from "./helpers";
+
+/**
+ * The threat catalogue (shared/security/threats.md), case by case, over HTTP. Runtime cases
+ * that need ffmpeg (7, 12, 15, 16) and the canary are in test/transcoder and test/e2e.
+ */
+const IN = "https://example.com/in.mp4";
+
+async function refusal(command: string): Promise<{ status: number; code: string; token?: string; detail: string }> {
+  const { key } = await createUser();
+  const response = await postJson("/v1/tasks", key, { command });
+  const body = await response.json<{ code: string; token?: string; detail: string }>();
+  return { status: response.status, ...body };
+}
+
+const commandCases: [string, string, number, string][] = [
+  ["1", `ffmpeg -i /etc/passwd out.mp4`, 400, "INPUT_NOT_ALLOWED"],
+  ["1", `ffmpeg -i file:///etc/passwd out.mp4`, 400, "INPUT_NOT_ALLOWED"],
+  ["1", `ffmpeg -i ../../etc/passwd out.mp4`, 400, "INPUT_NOT_ALLOWED"],
+  ["2", `ffmpeg -i concat:/etc/passwd|/etc/hosts out.mp4`, 400, "COMMAND_SHELL_OPERATOR"],
+  ["2", `ffmpeg -i 'concat:/etc/passwd|/etc/hosts' out.mp4`, 400, "INPUT_NOT_ALLOWED"],
+  ["2", `ffmpeg -i pipe:0 out.mp4`, 400, "INPUT_NOT_ALLOWED"],
+  ["2", `ffmpeg -i - out.mp4`, 400, "INPUT_NOT_ALLOWED"],
+  ["2", `ffmpeg -i rtmp://example.com/live out.mp4`, 400, "INPUT_NOT_ALLOWED"],
+  ["2", `ffmpeg -i data:text/plain,hello out.mp4`, 400, "INPUT_NOT_ALLOWED"],
+  ["3", `ffmpeg -f concat -safe 0 -i ${IN} out.mp4`, 400, "OPTION_RESERVED"],
+  ["4", `ffmpeg -i ${IN} -vf movie=/etc/passwd out.mp4`, 400, "FILTER_NOT_ALLOWED"],
+  ["4", `ffmpeg -i ${IN} -vf drawtext=textfile=/etc/passwd out.mp4`, 400, "FILTER_NOT_ALLOWED"],
+  ["4", `ffmpeg -i ${IN} -vf subtitles=/etc/passwd out.mp4`, 400, "FILTER_NOT_ALLOWED"],
+  ["5", `ffmpeg -i ${IN} -filter_complex_script /tmp/x out.mp4`, 400, "OPTION_NOT_ALLOWED"],
+  ["5", `ffmpeg -i ${IN} -attach /etc/passwd out.mkv`, 400, "OPTION_NOT_ALLOWED"],
+  ["6", `ffmpeg -f lavfi -i testsrc out.mp4`, 400, "INPUT_NOT_ALLOWED"],
+  ["6", `ffmpeg -f lavfi -i ${IN} out.mp4`, 400, "OPTION_VALUE_NOT_ALLOWED"],
+  ["6", `ffmpeg -f v4l2 -i ${IN} out.mp4`, 400, "OPTION_VALUE_NOT_ALLOWED"],
+  ["6", `ffmpeg -init_hw_device vaapi -i ${IN} out.mp4`, 400, "OPTION_NOT_ALLOWED"],
+  ["8", `ffmpeg -i ${IN} /tmp/x.mp4`, 400, "OUTPUT_NOT_ALLOWED"],
+  ["8", `ffmpeg -i ${IN} a/../../x.mp4`, 400, "OUTPUT_NOT_ALLOWED"],
+  ["8", `ffmpeg -i ${IN} .hidden.mp4`, 400, "OUTPUT_NOT_ALLOWED"],
+  ["8", `ffmpeg -i ${IN} ${"a".repeat(300)}.mp4`, 400, "OUTPUT_NOT_ALLOWED"],
+  ["9", `ffmpeg -i ${IN} -f mpegts udp://10.0.0.1:1234`, 400, "OUTPUT_NOT_ALLOWED"],
+  ["9", `ffmpeg -i ${IN} -method PUT http://example.com/u.mp4`, 400, "OPTION_NOT_ALLOWED"],
+  ["9", `ffmpeg -i ${IN} -f tee "a.mp4|[f=mpegts]udp://10.0.0.1:1"`, 400, "OPTION_VALUE_NOT_ALLOWED"],
+  ["10", `ffmpeg -i ${IN} -progress http://example.com/p out.mp4`, 400, "OPTION_RESERVED"],
+  ["10", `ffmpeg -report -i ${IN} out.mp4`, 400, "OPTION_RESERVED"],
+  ["10", `ffmpeg -i ${IN} -vstats_file /tmp/v out.mp4`, 400, "OPTION_NOT_ALLOWED"],
+  ["11", `ffmpeg -protocol_whitelist file,http -i ${IN} out.mp4`, 400, "OPTION_RESERVED"],
+  ["11", `ffmpeg -n -i ${IN} out.mp4`, 400, "OPTION_RESERVED"],
+  ["13", `ffmpeg -stream_loop -1 -i ${IN} out.mp4`, 400, "LIMIT_EXCEEDED"],
+  ["13", `ffmpeg -i ${IN} -t 99999999 out.mp4`, 400, "LIMIT_EXCEEDED"],
+  ["14", `ffmpeg -i ${IN} -vf scale=65535:65535 out.mp4`, 400, "LIMIT_EXCEEDED"],
+  ["14", `ffmpeg -i ${IN} -s 30000x30000 out.mp4`, 400, "LIMIT_EXCEEDED"],
+  ["14", `ffmpeg -i ${IN} -threads 512 out.mp4`, 400, "LIMIT_EXCEEDED"],
+  ["17", `ffmpeg ${Array.from({ length: 100 }, (_, i) => `-i https://example.com/${i}.mp4`).join(" ")} out.mp4`, 400, "LIMIT_EXCEEDED"],
+  ["17", `ffmpeg -i ${IN} -metadata title=${"x".repeat(1024 * 1024)} out.mp4`, 413, "COMMAND_TOO_LONG"],
+  ["19", `ffmpeg -i ${IN} out.mp4; id`, 400, "COMMAND_SHELL_OPERATOR"],
+  ["19", `ffmpeg -i ${IN} $(id).mp4`, 400, "COMMAND_SHELL_OPERATOR"],
+  ["19", "ffmpeg -i ${IN} `id`.mp4", 400, "COMMAND_SHELL_OPERATOR"],
+  ["19", `ffmpeg -i ${IN} out.mp4 && id`, 400, "COMMAND_SHELL_OPERATOR"],
+  ["19", `sh -c id`, 400, "PROGRAM_NOT_ALLOWED"],
+  ["19", `ffprobe ${IN}`, 400, "PROGRAM_NOT_ALLOWED"],
+];
+
+describe("threat catalogue: commands (cases 1–19)", () => {
+  it.each(commandCases)("case %s: %s → %i %s", async (_case, command, status, code) => {
+    const answer = await refusal(command);
+    expect(answer.code).toBe(code);
+    expect(answer.status).toBe(status);
+    expect(answer.detail.length).toBeGreaterThan(10);
+  });
+});
+
+describe("threat catalogue: server-side request forgery (cases 20–25)", () => {
+  it.each([
+    ["20", "file:///etc/passwd", "URL_NOT_ALLOWED"],
+    ["20", "gopher://example.com/", "URL_NOT_ALLOWED"],
+    ["20", "ftp://example.com/x", "URL_NOT_ALLOWED"],
+    ["21", "http://169.254.169.254/latest/meta-data/", "URL_HOST_BLOCKED"],
+    // 127.0.0.2: the tests allow-list 127.0.0.1 for their own local servers.
+    ["21", "http://2130706434/", "URL_HOST_BLOCKED"],
+    ["21", "http://0x7f.2/", "URL_HOST_BLOCKED"],
+    ["21", "http://127.2/", "URL_HOST_BLOCKED"],
+    ["21", "http://[::ffff:127.0.0.1]/", "URL_HOST_BLOCKED"],
+    ["21", "http://[fc00::1]/", "URL_HOST_BLOCKED"],
+    ["21", "http://100.64.0.1/", "URL_HOST_BLOCKED"],
+    ["21", "http://localhost/", "URL_HOST_BLOCKED"],
+    ["21", "http://metadata.google.internal/", "URL_HOST_BLOCKED"],
+    ["24", "https://example.com:8443/x", "URL_NOT_ALLOWED"],
+    ["24", "https://user:pass@example.com/x", "URL_NOT_ALLOWED"],
+  ])("case %s: /api/upload/url refuses %s with %s", async (_case, url, code) => {
+    const { key } = await createUser();
+    const response = await postJson("/api/upload/url", key, { url });
+    expect(response.status).toBe(400);
+    expect((await response.json<{ code: string }>()).code).toBe(code);
+  });
+});
+
+describe("threat catalogue: uploads and downloads (cases 26–30)", () => {
+  it("case 26: invalid base64, a data URI without a media type, a body without a file part → 4xx, nothing stored", async () => {
+    const { key, userId } = await createUser();
+    expect((await (await postJson("/api/upload/base64", key, { data: "data:text/plain;base64,@@@" })).json<{ code: string }>()).code).toBe("INVALID_BASE64");
+    expect((await (await postJson("/api/upload/base64", key, { data: "data:;base64,aGk=" })).json<{ code: string }>()).code).toBe("INVALID_DATA_URI");
+    const form = multipart([{ name: "other", data: "x" }]);
+    const missing = await api("/api/upload/file", key, { method: "POST", headers: { "content-type": form.contentType }, body: form.body });
+    expect((await missing.json<{ code: string }>()).code).toBe("MISSING_FILE_PART");
+    expect((await env.FILES.list({ prefix: `uploads/${userId}/` })).objects).toEqual([]);
+  });
+
+  it("case 26: a declared size over the limit → 413 before anything is read", async () => {
+    const { key } = await createUser();
+    const response = await postJson("/v1/uploads/sign", key, { filename: "big.mp4", size: 5 * 1024 ** 3, content_type: "video/mp4" });
+    expect(response.status).toBe(413);
+  });
+
+  it("case 27: hostile file names never reach the key", async () => {
+    const { key, userId } = await createUser();
+    for (const name of ["../../x.mp4", "%2f..%2fx.mp4", "a\u202Egpj.mp4"]) {
+      const response = await uploadFile(key, fakeMp4(), "video/mp4", name);
+      const record = await response.json<{ key: string }>();
+      expect(response.status, `${JSON.stringify(name)}: ${JSON.stringify(record)}`).toBe(201);
+      expect(record.key).toMatch(new RegExp(`^uploads/${userId}/[0-9a-f]{32}\\.mp4$`));
+    }
+    // A NUL cannot even stand in a multipart header (refused as malformed); as JSON it can.
+    const withNul = await (await postJson("/api/upload/base64", key, { data: `data:video/mp4;base64,${btoa("\0\0\0\x18ftypisom")}`, filename: "evil\u0000/../x.mp4" })).json<{ key: string }>();
+    expect(withNul.key).toMatch(new RegExp(`^uploads/${userId}/[0-9a-f]{32}\\.mp4$`));
+  });
+
+  it("case 28: HTML, SVG, XML and JavaScript are never served inline", async () => {
+    const { key } = await createUser();
+    for (const [data, type] of [["<html><script>alert(1)</script>", "text/html"], ["<svg onload=alert(1)>", "image/svg+xml"], ["<?xml version='1.0'?><x/>", "application/xml"], ["alert(1)", "text/javascript"]] as const) {
+      const record = await (await postJson("/api/upload/base64", key, { data: `data:${type};base64,${btoa(data)}` })).json<{ url: string }>();
+      const download = await api(new URL(record.url).pathname, undefined);
+      expect(download.headers.get("content-disposition")).toMatch(/^attachment/);
+      expect(download.headers.get("x-content-type-options")).toBe("nosniff");
+    }
+  });
+
+  it("case 29: two users' identical files are independent objects", async () => {
+    const alice = await createUser();
+    const bob = await createUser();
+    const a = await (await uploadFile(alice.key, fakeMp4())).json<{ key: string; md5: string }>();
+    const b = await (await uploadFile(bob.key, fakeMp4())).json<{ key: string; md5: string }>();
+    expect(a.key).not.toBe(b.key);
+    expect(a.md5).toBe(b.md5);
+    await env.FILES.delete(a.key);
+    expect(await env.FILES.head(b.key)).not.toBeNull();
+  });
+
+  it("case 30: a file past expires_at is 404 before the sweep", async () => {
+    const { key } = await createUser();
+    const record = await (await uploadFile(key, fakeMp4())).json<{ key: string; url: string }>();
+    const object = (await env.FILES.get(record.key))!;
+    await env.FILES.put(record.key, await object.arrayBuffer(), { customMetadata: { ...object.customMetadata, expires_at: new Date(Date.now() - 1000).toISOString() } });
+    expect((await api(new URL(record.url).pathname, undefined)).status).toBe(404);
+  });
+});
+
+describe("threat catalogue: authentication and isolation (cases 31–33)", () => {
+  it("case 31: missing, malformed, unknown, revoked and query-string keys → one identical 401", async () => {
+    const { key } = await createUser();
+    const revoked = await createUser();
+    await env.DB.prepare("UPDATE api_keys SET revoked_at = ? WHERE user_id = (SELECT id FROM users WHERE name = ?)").bind(new Date().toISOString(), revoked.name).run();
+    const bodies = await Promise.all([
+      api("/v1/me", undefined),
+      api("/v1/me", undefined, { headers: { authorization: "Bearer nope" } }),
+      api("/v1/me", `ffe_${"A".repeat(43)}`),
+      api("/v1/me", revoked.key),
+      api(`/v1/me?key=${key}&api_key=${key}`, undefined),
+    ].map(async (request) => {
+      const response = await request;
+      expect(response.status).toBe(401);
+      return response.text();
+    }));
+    expect(new Set(bodies).size).toBe(1);
+  });
+
+  it("case 32: user B gets 404 for user A's task, its events, logs, webhooks and cancel", async () => {
+    const alice = await createUser();
+    const bob = await createUser();
+    const { task_id } = await (await postJson("/v1/tasks", alice.key, { command: `ffmpeg -i ${IN} out.mp4` })).json<{ task_id: string }>();
+    for (const path of [`/v1/tasks/${task_id}`, `/v1/tasks/${task_id}/events`, `/v1/tasks/${task_id}/logs`, `/v1/tasks/${task_id}/webhooks`]) {
+      expect((await api(path, bob.key)).status, path).toBe(404);
+    }
+    expect((await api(`/v1/tasks/${task_id}/cancel`, bob.key, { method: "POST" })).status).toBe(404);
+    const upload = await (await uploadFile(alice.key, fakeMp4())).json<{ key: string }>();
+    expect((await api(`/api/files/${encodeURIComponent(upload.key)}`, bob.key, { method: "DELETE" })).status).toBe(404);
+  });
+
+  it("case 33: keys are stored only as a SHA-256 hash and a display prefix", async () => {
+    const { key, userId } = await createUser();
+    const rows = await env.DB.prepare("SELECT * FROM api_keys WHERE user_id = ?").bind(userId).all<Record<string, string>>();
+    const stored = JSON.stringify(rows.results);
+    expect(stored).not.toContain(key);
+    expect(rows.results[0]!.hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(key.startsWith(rows.results[0]!.prefix)).toBe(true);
+  });
+});
+
+describe("threat catalogue: webhooks (case 34)", () => {
+  it("case 34: a webhook on a blocked address is refused at submission", async () => {
+    const { key } = await createUser();
+    for (const webhook of ["https://169.254.169.254/hook", "https://127.0.0.2/hook", "https://[::1]/hook", "http://localhost/hook"]) {
+      const response = await postJson("/v1/tasks", key, { command: `ffmpeg -i ${IN} out.mp4`, webhook });
+      expect(response.status).toBe(400);
+      expect(["URL_HOST_BLOCKED", "URL_NOT_ALLOWED"]).toContain((await response.json<{ code: string }>()).code);
+    }
+  });
+});
