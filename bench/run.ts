@@ -4,6 +4,7 @@
  */
 const BENCHMARKS: Record<string, () => Promise<(argv: string[]) => Promise<void>>> = {
   upload: async () => (await import("./upload")).runUploadBenchmark,
+  tasks: async () => (await import("./tasks")).runTasksBenchmark,
 };
 
 async function main(argv: string[]): Promise<void> {

@@ -13,7 +13,10 @@ export function parseDataUri(data: string): { contentType: string; length: numbe
   if (!match) {
     throw new AppError("INVALID_DATA_URI", "'data' must be a data URI of the form data:<media_type>;base64,<data> (the media type is required).");
   }
-  const payload = data.slice(match[0].length).replace(/[\r\n\t ]+/g, "");
+  const raw = data.slice(match[0].length);
+  // Line breaks are allowed (RFC 2045 wraps base64 at 76 columns); stripping them copies the
+  // whole payload, so only a payload that has them pays for it.
+  const payload = /[\r\n\t ]/.test(raw) ? raw.replace(/[\r\n\t ]+/g, "") : raw;
   if (payload.length === 0) throw new AppError("EMPTY_FILE", "The data URI carries no data.");
   if (payload.length % 4 !== 0 || !BASE64.test(payload)) {
     throw new AppError("INVALID_BASE64", "The data URI's payload is not valid base64 (RFC 4648, with padding).");

@@ -44,7 +44,7 @@ export interface PutOptions {
  * Streams `body` into R2 at `key` and returns its size and MD5. Either the whole object is
  * stored or none of it: a failed single PUT stores nothing and a failed multipart upload is
  * aborted. A declared length goes through one PUT piped natively (no JavaScript touches the
- * bytes; R2 computes the MD5); otherwise the body is cut into parts, at most one held at a time.
+ * bytes; R2 computes the MD5); otherwise the body is cut into parts, at most two held at a time.
  */
 export async function putStream(bucket: R2Bucket, key: string, body: ReadableStream<Uint8Array>, options: PutOptions): Promise<StoredObject> {
   if (options.length !== undefined && options.length > options.maxBytes) throw tooLarge(options.maxBytes);
@@ -66,10 +66,12 @@ async function putWhole(bucket: R2Bucket, key: string, body: ReadableStream<Uint
     throw bodyFailure((await piping) ?? putError, length, options);
   }
   const pipeError = await piping;
-  if (pipeError || !object) {
+  if (pipeError) {
     await bucket.delete(key);
     throw bodyFailure(pipeError, length, options);
   }
+  // put() answers null only for a failed `onlyIf`, which is not used here.
+  if (!object) throw new AppError("INTERNAL", "R2 did not store the object.");
   // R2 records the MD5 of every object written in one PUT.
   const md5 = object.checksums.md5 ? toHex(object.checksums.md5) : await md5OfStored(bucket, key);
   return { size: object.size, md5, peakBufferedBytes: 0 };

@@ -168,6 +168,14 @@ describe("POST /api/upload/base64", () => {
     await expectServed(record, data);
   });
 
+  it("accepts base64 wrapped in lines, as RFC 2045 writes it", async () => {
+    const { key } = await createUser();
+    const wrapped = btoa("hello, wrapped ffedge!".repeat(10)).replace(/.{76}/g, "$&\r\n");
+    const response = await postJson("/api/upload/base64", key, { data: `data:text/plain;base64,${wrapped}` });
+    expect(response.status).toBe(201);
+    expect(await (await api(pathOf((await response.json<UploadRecord>()).url), undefined)).text()).toBe("hello, wrapped ffedge!".repeat(10));
+  });
+
   it.each([
     ["a plain string", "aGVsbG8="],
     ["a data URI without a media type", "data:;base64,aGVsbG8="],
