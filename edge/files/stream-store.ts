@@ -101,6 +101,8 @@ async function md5OfStored(bucket: R2Bucket, key: string): Promise<string> {
 async function putMultipart(bucket: R2Bucket, key: string, body: ReadableStream<Uint8Array>, options: PutOptions): Promise<StoredObject> {
   const reader = body.getReader();
   const digest = new crypto.DigestStream("MD5");
+  // Aborting the hasher on failure rejects `digest`; nothing waits on it then.
+  digest.digest.catch(() => {});
   const hasher = digest.getWriter();
   const buffers: Uint8Array[] = [];
   let current = 0;

@@ -193,7 +193,7 @@ describe("threat catalogue: authentication and isolation (cases 31–33)", () =>
     const stored = JSON.stringify(rows.results);
     expect(stored).not.toContain(key);
     expect(rows.results[0]!.hash).toMatch(/^[0-9a-f]{64}$/);
-    expect(key.startsWith(rows.results[0]!.prefix)).toBe(true);
+    expect(key.startsWith(String(rows.results[0]!.prefix))).toBe(true);
   });
 });
 
