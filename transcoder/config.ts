@@ -19,7 +19,13 @@ const EnvSchema = z
     FFMPEG_PATH: z.string().min(1).default("ffmpeg"),
     FFPROBE_PATH: z.string().min(1).default("ffprobe"),
     WORK_ROOT: z.string().refine(path.isAbsolute, "WORK_ROOT must be an absolute path.").default(path.join(os.tmpdir(), "ffedge-jobs")),
+    /** ffmpeg processes at once: CPU-bound, so one per core by default. */
     MAX_CONCURRENT_JOBS: count(os.availableParallelism()),
+    /**
+     * Jobs accepted beyond that, which download, probe and upload while the ffmpeg slots are
+     * busy, so the CPU never idles through a job's I/O. Default: as many as MAX_CONCURRENT_JOBS.
+     */
+    MAX_QUEUED_JOBS: z.coerce.number().int().nonnegative().optional(),
     MAX_INPUT_BYTES: bytes(GiB),
     /** Width × height above which a video input is refused as a decompression bomb (8K is 33 MP). */
     MAX_INPUT_PIXELS: count(8192 * 8192),
@@ -70,6 +76,7 @@ export interface TranscoderConfig {
   ffprobePath: string;
   workRoot: string;
   maxConcurrentJobs: number;
+  maxQueuedJobs: number;
   maxInputBytes: number;
   maxInputPixels: number;
   maxOutputFiles: number;
@@ -122,6 +129,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TranscoderConf
     ffprobePath: parsed.FFPROBE_PATH,
     workRoot: path.resolve(parsed.WORK_ROOT),
     maxConcurrentJobs: parsed.MAX_CONCURRENT_JOBS,
+    maxQueuedJobs: parsed.MAX_QUEUED_JOBS ?? parsed.MAX_CONCURRENT_JOBS,
     maxInputBytes: parsed.MAX_INPUT_BYTES,
     maxInputPixels: parsed.MAX_INPUT_PIXELS,
     maxOutputFiles: parsed.MAX_OUTPUT_FILES,

@@ -7,7 +7,7 @@ import { Stack } from "./stack";
 describe("a transcoder at capacity", () => {
   let stack: Stack;
   beforeAll(async () => {
-    stack = await Stack.start({ transcoderEnv: { MAX_CONCURRENT_JOBS: "1" } });
+    stack = await Stack.start({ transcoderEnv: { MAX_CONCURRENT_JOBS: "1", MAX_QUEUED_JOBS: "0" } });
   }, 120_000);
   afterAll(() => stack?.stop());
 

@@ -6,6 +6,7 @@ import type { TranscoderConfig } from "../config";
 import { FORMAT_WHITELIST } from "../ffmpeg/probe";
 import { type ProgressPlan, ProgressParser, percentDone, planProgress } from "../ffmpeg/progress";
 import type { FfmpegService } from "../ffmpeg/service";
+import type { Semaphore } from "../lib/semaphore";
 import { sleep } from "../lib/sleep";
 import type { RunResult } from "../sandbox/process";
 import { CallbackError, EdgeClient } from "./edge-client";
@@ -19,6 +20,8 @@ export interface JobDeps {
   config: TranscoderConfig;
   ffmpeg: FfmpegService;
   log: FastifyBaseLogger;
+  /** ffmpeg slots shared by the transcoder's jobs; absent means no limit here. */
+  ffmpegSlots?: Semaphore;
 }
 
 const MAX_ERROR_LENGTH = 8192;
@@ -149,6 +152,7 @@ export class JobRun {
         ...(snapshot.speed !== undefined ? { speed: snapshot.speed } : {}),
       });
     });
+    const releaseSlot = await this.deps.ffmpegSlots?.acquire(this.signal);
     const stopWatching = watchOutputs(workspace.outDir, this.outputLimits, (failure) => this.cancel(failure));
     let result: RunResult;
     try {
@@ -158,6 +162,7 @@ export class JobRun {
       this.ffmpegLog = withoutLocalPaths(result.stderr, workspace, inputPaths);
     } finally {
       stopWatching();
+      releaseSlot?.();
       this.ffmpegPid = undefined;
     }
     this.signal.throwIfAborted();

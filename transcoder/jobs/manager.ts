@@ -1,6 +1,7 @@
 import { AppError } from "../../shared/errors";
 import type { TranscodeJob } from "../../shared/schemas/jobs";
 import { RecentIds } from "../lib/recent-ids";
+import { Semaphore } from "../lib/semaphore";
 import { sleep } from "../lib/sleep";
 import { JobFailure } from "./failure";
 import { type JobDeps, JobRun } from "./job-run";
@@ -25,15 +26,19 @@ export class JobManager {
   /** Every job whose terminal report is not out yet, including those whose work is over. */
   private readonly reporting = new Map<JobRun, Promise<void>>();
   private draining = false;
+  private readonly deps: JobDeps;
 
-  constructor(private readonly deps: JobDeps) {}
+  constructor(deps: JobDeps) {
+    this.deps = { ...deps, ffmpegSlots: deps.ffmpegSlots ?? new Semaphore(deps.config.maxConcurrentJobs) };
+  }
 
   get running(): number {
     return this.runs.size;
   }
 
+  /** Jobs accepted at once: those running ffmpeg plus those preparing or uploading around them. */
   get capacity(): number {
-    return this.deps.config.maxConcurrentJobs;
+    return this.deps.config.maxConcurrentJobs + this.deps.config.maxQueuedJobs;
   }
 
   get isDraining(): boolean {

@@ -22,7 +22,7 @@ afterAll(async () => {
 
 describe("GET /health", () => {
   it("reports status, load, the sandbox layers in use and ffmpeg's version, without authentication", async () => {
-    const transcoder = await startTranscoder({ MAX_CONCURRENT_JOBS: "3" });
+    const transcoder = await startTranscoder({ MAX_CONCURRENT_JOBS: "3", MAX_QUEUED_JOBS: "2" });
     try {
       const response = await transcoder.app.inject({ method: "GET", url: "/health" });
       expect(response.statusCode).toBe(200);
@@ -30,7 +30,7 @@ describe("GET /health", () => {
       expect(response.json()).toEqual({
         status: "ok",
         running: 0,
-        capacity: 3,
+        capacity: 5,
         isolation: { network_namespace: expect.any(Boolean), unprivileged_uid: expect.any(Boolean), rlimits: expect.any(Boolean) },
         ffmpeg: version,
       });

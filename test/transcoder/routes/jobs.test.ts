@@ -27,7 +27,7 @@ function expectProblem(response: { statusCode: number; headers: Record<string, u
 
 describe("POST /jobs", () => {
   let transcoder: TestTranscoder;
-  beforeAll(async () => (transcoder = await startTranscoder({ MAX_CONCURRENT_JOBS: "1" })));
+  beforeAll(async () => (transcoder = await startTranscoder({ MAX_CONCURRENT_JOBS: "1", MAX_QUEUED_JOBS: "0" })));
   afterAll(async () => transcoder?.close());
 
   it.each([
