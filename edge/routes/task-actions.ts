@@ -1,17 +1,15 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { AppError } from "../../shared/errors";
-import { TaskEventSchema, TaskSchema } from "../../shared/schemas/tasks";
+import { TaskEventSchema, TaskSchema, TaskIdParamSchema } from "../../shared/schemas/tasks";
 import { dispatcherFor } from "../dispatch/dispatcher";
 import { requireApiKey } from "../lib/auth";
 import { bearerSecurity, createApp, problemResponses } from "../lib/openapi";
 import { logKey } from "../tasks/outputs";
 import { presentTask } from "../tasks/present";
-import { deleteTaskRecords, findTask } from "../tasks/repository";
+import { deleteTaskRecords, findTask, requireOwnTask } from "../tasks/repository";
 import { isFinal } from "../tasks/state";
 import { cancelTask, taskStub } from "../lib/stubs";
 
-const TaskIdParam = z.object({ task_id: z.string().min(1).max(64).openapi({ param: { name: "task_id", in: "path" } }) });
-const notFound = (taskId: string) => new AppError("NOT_FOUND", `There is no task '${taskId}'.`);
 const taskResponses = { ...problemResponses, 404: { description: "No such task for this key" } };
 
 /** What can be done to one task besides reading it: watch, cancel, read its log, delete it. */
@@ -24,12 +22,12 @@ taskActions.openapi(
     method: "get", path: "/v1/tasks/{task_id}/events", tags: ["Tasks"], security: bearerSecurity,
     summary: "Live progress as Server-Sent Events (or a WebSocket with Upgrade: websocket)",
     description: "Events `status` (the current state, first), `progress`, then `completed` or `failed`, after which the stream ends. Each `data` is a TaskEvent.",
-    request: { params: TaskIdParam },
+    request: { params: TaskIdParamSchema },
     responses: { 200: { description: "An event stream", content: { "text/event-stream": { schema: TaskEventSchema } } }, ...taskResponses },
   }),
   async (c) => {
     const { task_id } = c.req.valid("param");
-    if (!(await findTask(c.env.DB, c.get("userId"), task_id))) throw notFound(task_id);
+    await requireOwnTask(c.env.DB, c.get("userId"), task_id);
     const task = taskStub(c.env, task_id);
     if (c.req.header("upgrade")?.toLowerCase() === "websocket") return task.fetch(c.req.raw);
     return new Response(await task.watch(), {
@@ -43,13 +41,12 @@ taskActions.openapi(
     method: "post", path: "/v1/tasks/{task_id}/cancel", tags: ["Tasks"], security: bearerSecurity,
     summary: "Cancel a pending or running task",
     description: "A pending task never starts; a running task's ffmpeg is stopped. Either way the task ends `failed` with `error_code: CANCELED`.",
-    request: { params: TaskIdParam },
+    request: { params: TaskIdParamSchema },
     responses: { 200: { description: "The canceled task", content: { "application/json": { schema: TaskSchema } } }, ...taskResponses, 409: { description: "The task has already finished" } },
   }),
   async (c) => {
     const { task_id } = c.req.valid("param");
-    const row = await findTask(c.env.DB, c.get("userId"), task_id);
-    if (!row) throw notFound(task_id);
+    const row = await requireOwnTask(c.env.DB, c.get("userId"), task_id);
     const result = await cancelTask(c.env, task_id);
     if (!result.canceled) throw new AppError("TASK_NOT_RUNNABLE", `Task '${task_id}' has already finished (${result.state?.status ?? row.status}); there is nothing to cancel.`);
     if (result.target) c.executionCtx.waitUntil(dispatcherFor(c.env).cancel(task_id, result.target));
@@ -62,13 +59,12 @@ taskActions.openapi(
   createRoute({
     method: "get", path: "/v1/tasks/{task_id}/logs", tags: ["Tasks"], security: bearerSecurity,
     summary: "ffmpeg's output (stderr) for the task, capped at 256 KiB",
-    request: { params: TaskIdParam },
+    request: { params: TaskIdParamSchema },
     responses: { 200: { description: "The log", content: { "text/plain": { schema: z.string() } } }, ...taskResponses },
   }),
   async (c) => {
     const { task_id } = c.req.valid("param");
-    const row = await findTask(c.env.DB, c.get("userId"), task_id);
-    if (!row) throw notFound(task_id);
+    const row = await requireOwnTask(c.env.DB, c.get("userId"), task_id);
     const log = await c.env.FILES.get(logKey(row.user_id, task_id));
     if (!log) throw new AppError("NOT_FOUND", isFinal(row.status) ? `Task '${task_id}' has no log.` : `Task '${task_id}' has not produced a log yet; it is available once the task ends.`);
     return new Response(log.body, { headers: { "content-type": "text/plain; charset=utf-8", "x-content-type-options": "nosniff" } }) as never;
@@ -79,14 +75,13 @@ taskActions.openapi(
   createRoute({
     method: "delete", path: "/v1/tasks/{task_id}", tags: ["Tasks"], security: bearerSecurity,
     summary: "Delete a finished task, its outputs and its log",
-    request: { params: TaskIdParam },
+    request: { params: TaskIdParamSchema },
     responses: { 204: { description: "Deleted" }, ...taskResponses, 409: { description: "The task has not finished; cancel it first" } },
   }),
   async (c) => {
     const { task_id } = c.req.valid("param");
     const userId = c.get("userId");
-    const row = await findTask(c.env.DB, userId, task_id);
-    if (!row) throw notFound(task_id);
+    const row = await requireOwnTask(c.env.DB, userId, task_id);
     if (!isFinal(row.status)) throw new AppError("TASK_NOT_FINISHED", `Task '${task_id}' is ${row.status}; cancel it before deleting it.`);
     const keys = [logKey(userId, task_id)];
     const listed = await c.env.FILES.list({ prefix: `outputs/${userId}/${task_id}/` });

@@ -1,21 +1,18 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { randomHex } from "../../shared/api-keys";
-import { AppError } from "../../shared/errors";
 import { checkCommand } from "../../shared/ffmpeg";
-import { CreateTaskSchema, CreatedTaskSchema, ListTasksQuerySchema, TaskListSchema, TaskSchema } from "../../shared/schemas/tasks";
+import { CreateTaskSchema, CreatedTaskSchema, ListTasksQuerySchema, TaskListSchema, TaskSchema, TaskIdParamSchema } from "../../shared/schemas/tasks";
 import { accountStub } from "../lib/stubs";
 import { requireApiKey } from "../lib/auth";
 import { config } from "../lib/config";
 import { idempotency } from "../lib/idempotency";
 import { bearerSecurity, createApp, problemResponses } from "../lib/openapi";
 import { presentTask } from "../tasks/present";
-import { findTask, insertTask, listTasks } from "../tasks/repository";
+import { insertTask, listTasks, requireOwnTask } from "../tasks/repository";
 import { isFinal } from "../tasks/state";
 import { checkWebhookUrl } from "../webhooks/url";
 import { liveState, taskStub } from "../lib/stubs";
 
-const TaskIdParam = z.object({ task_id: z.string().min(1).max(64).openapi({ param: { name: "task_id", in: "path" } }) });
-const notFound = (taskId: string) => new AppError("NOT_FOUND", `There is no task '${taskId}'.`);
 
 /** The transcoding API: `{base_url}/tasks`. */
 export const tasks = createApp();
@@ -86,7 +83,7 @@ tasks.openapi(
 tasks.openapi(
   createRoute({
     method: "get", path: "/v1/tasks/{task_id}", tags: ["Tasks"], summary: "A task's status, progress, outputs or error", security: bearerSecurity,
-    request: { params: TaskIdParam },
+    request: { params: TaskIdParamSchema },
     responses: {
       200: { description: "The task", content: { "application/json": { schema: TaskSchema } } },
       ...problemResponses,
@@ -95,8 +92,7 @@ tasks.openapi(
   }),
   async (c) => {
     const { task_id } = c.req.valid("param");
-    const row = await findTask(c.env.DB, c.get("userId"), task_id);
-    if (!row) throw notFound(task_id);
+    const row = await requireOwnTask(c.env.DB, c.get("userId"), task_id);
     const live = isFinal(row.status) ? undefined : await liveState(c.env, task_id);
     return c.json(presentTask(c.env, row, live), 200);
   },

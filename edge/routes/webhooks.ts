@@ -1,16 +1,15 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { AppError } from "../../shared/errors";
+import { TaskIdParamSchema } from "../../shared/schemas/tasks";
 import { RedeliveryQueuedSchema, WebhookDeliveryListSchema, WebhookEventSchema, WebhookSecretSchema } from "../../shared/schemas/webhooks";
 import { requireApiKey } from "../lib/auth";
 import { bearerSecurity, createApp, problemResponses } from "../lib/openapi";
-import { findTask } from "../tasks/repository";
+import { requireOwnTask } from "../tasks/repository";
 import { listDeliveries } from "../webhooks/deliveries";
 import { enqueueRedelivery } from "../webhooks/enqueue";
 import { taskEvent } from "../webhooks/event";
 import { rotateSecret } from "../webhooks/secrets";
 
-const TaskIdParam = z.object({ task_id: z.string().min(1).max(64).openapi({ param: { name: "task_id", in: "path" } }) });
-const notFound = (taskId: string) => new AppError("NOT_FOUND", `There is no task '${taskId}'.`);
 const problem = (description: string) => ({ description, content: { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } } });
 
 /** A task's webhook log and redelivery, and the caller's signing secret. */
@@ -22,7 +21,7 @@ webhooks.use("/v1/webhook-secret/*", requireApiKey);
 webhooks.openapi(
   createRoute({
     method: "get", path: "/v1/tasks/{task_id}/webhooks", tags: ["Webhooks"], summary: "Every attempt to deliver the task's webhook", security: bearerSecurity,
-    request: { params: TaskIdParam },
+    request: { params: TaskIdParamSchema },
     responses: {
       200: { description: "The task's webhook and its delivery attempts, oldest first", content: { "application/json": { schema: WebhookDeliveryListSchema } } },
       ...problemResponses,
@@ -31,8 +30,7 @@ webhooks.openapi(
   }),
   async (c) => {
     const { task_id } = c.req.valid("param");
-    const row = await findTask(c.env.DB, c.get("userId"), task_id);
-    if (!row) throw notFound(task_id);
+    const row = await requireOwnTask(c.env.DB, c.get("userId"), task_id);
     const event = row.webhook_url ? taskEvent(c.env, row) : undefined;
     return c.json({ webhook_url: row.webhook_url, webhook_id: event?.id ?? null, deliveries: await listDeliveries(c.env.DB, task_id) }, 200);
   },
@@ -41,7 +39,7 @@ webhooks.openapi(
 webhooks.openapi(
   createRoute({
     method: "post", path: "/v1/tasks/{task_id}/webhooks/redeliver", tags: ["Webhooks"], summary: "Send a finished task's event again (one attempt)", security: bearerSecurity,
-    request: { params: TaskIdParam },
+    request: { params: TaskIdParamSchema },
     responses: {
       202: { description: "The event is queued; the attempt appears in the task's webhook log", content: { "application/json": { schema: RedeliveryQueuedSchema } } },
       ...problemResponses,
@@ -51,8 +49,7 @@ webhooks.openapi(
   }),
   async (c) => {
     const { task_id } = c.req.valid("param");
-    const row = await findTask(c.env.DB, c.get("userId"), task_id);
-    if (!row) throw notFound(task_id);
+    const row = await requireOwnTask(c.env.DB, c.get("userId"), task_id);
     if (!row.webhook_url) throw new AppError("WEBHOOK_NOT_CONFIGURED", `Task '${task_id}' was submitted without a webhook.`);
     const event = taskEvent(c.env, row);
     if (!event) throw new AppError("TASK_NOT_FINISHED", `Task '${task_id}' is ${row.status}; its event is sent when it completes or fails.`);

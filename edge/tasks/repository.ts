@@ -1,3 +1,4 @@
+import { AppError } from "../../shared/errors";
 import type { TaskFailureCode } from "../../shared/errors";
 import type { TaskStatus } from "../../shared/schemas/tasks";
 import type { StoredOutput } from "./state";
@@ -24,6 +25,13 @@ export async function insertTask(db: D1Database, row: Pick<TaskRow, "id" | "user
     .prepare("INSERT INTO tasks (id, user_id, command, with_metadata, webhook_url, status, created_at) VALUES (?, ?, ?, ?, ?, 'pending', ?)")
     .bind(row.id, row.user_id, row.command, row.with_metadata, row.webhook_url, row.created_at)
     .run();
+}
+
+/** A task of this user, or 404: another user's task is indistinguishable from a missing one. */
+export async function requireOwnTask(db: D1Database, userId: string, taskId: string): Promise<TaskRow> {
+  const row = await findTask(db, userId, taskId);
+  if (!row) throw new AppError("NOT_FOUND", `There is no task '${taskId}'.`);
+  return row;
 }
 
 /** A task of this user, or null: another user's task is indistinguishable from a missing one. */

@@ -56,3 +56,6 @@ export const TaskListSchema = z.object({ total: z.number().int(), tasks: z.array
 /** What live watchers (`GET /v1/tasks/{id}/events`) receive on every change. */
 export const TaskEventSchema = TaskSchema.pick({ task_id: true, status: true, progress: true, eta_seconds: true, started_at: true, finished_at: true, outputs: true, error: true, error_code: true }).openapi("TaskEvent");
 export type TaskEvent = z.infer<typeof TaskEventSchema>;
+
+/** `{task_id}` in paths. */
+export const TaskIdParamSchema = z.object({ task_id: z.string().min(1).max(64).openapi({ param: { name: "task_id", in: "path" } }) });
