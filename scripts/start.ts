@@ -121,20 +121,24 @@ async function waitForEdge(key: string, isStopped: () => boolean): Promise<boole
   return false;
 }
 
-function banner(key: string, transcoder: boolean): string {
+function banner(key: string): string {
   const auth = `-H "Authorization: Bearer ${key}"`;
+  const json = `-H "Content-Type: application/json"`;
   return [
     "",
     "ffedge is running.",
     `  API key (user '${DEV_USER}'): ${key}`,
     `  Edge:       ${EDGE_URL}  (OpenAPI: ${EDGE_URL}/openapi.json)`,
-    `  Transcoder: ${transcoder ? `http://127.0.0.1:${TRANSCODER_PORT}` : "not started (transcoder/server.ts is missing)"}`,
+    `  Transcoder: http://127.0.0.1:${TRANSCODER_PORT}`,
     "",
-    "Try it:",
+    "Try it (a test clip: ffmpeg -f lavfi -i testsrc=duration=5 -f lavfi -i sine=duration=5 -c:v libx264 -c:a aac -shortest clip.mp4):",
     `  curl ${auth} -F file=@clip.mp4 ${EDGE_URL}/api/upload/file`,
-    `  curl ${auth} -H "Content-Type: application/json" -d '{"data":"data:text/plain;base64,aGVsbG8gZmZlZGdl"}' ${EDGE_URL}/api/upload/base64`,
-    `  curl ${auth} -H "Content-Type: application/json" -d '{"url":"<the url of an upload above>"}' ${EDGE_URL}/api/upload/url`,
+    `  curl ${auth} ${json} -d '{"data":"data:text/plain;base64,aGVsbG8gZmZlZGdl"}' ${EDGE_URL}/api/upload/base64`,
+    `  curl ${auth} ${json} -d '{"url":"<the url of an upload above>"}' ${EDGE_URL}/api/upload/url`,
     "  curl -O <the url of an upload>     # the CDN download",
+    `  curl ${auth} ${json} -d '{"command":"ffmpeg -i <the url of clip.mp4> -vf scale=320:-2 small.mp4"}' ${EDGE_URL}/v1/tasks`,
+    `  curl ${auth} ${EDGE_URL}/v1/tasks/<task_id>            # status, progress, outputs`,
+    `  curl -N ${auth} ${EDGE_URL}/v1/tasks/<task_id>/events  # live progress`,
     "",
     "Ctrl-C stops everything.",
     "",
@@ -151,17 +155,14 @@ export async function main(): Promise<void> {
     // The edge may fetch its own CDN URLs (URL uploads, task inputs) on 127.0.0.1 in development.
     startService("edge", join(ROOT, "node_modules/.bin/wrangler"), ["dev", "--port", String(EDGE_PORT), "--ip", "127.0.0.1", "--show-interactive-dev-session=false", "--var", "DEV_FETCH_ALLOW_HOSTS:127.0.0.1,localhost"], quietWrangler),
   ];
-  const hasTranscoder = existsSync(join(ROOT, "transcoder", "server.ts"));
-  if (hasTranscoder) {
-    services.push(startService("transcoder", process.execPath, ["--import", "tsx", "transcoder/server.ts"], {
-      ...process.env,
-      PORT: String(TRANSCODER_PORT),
-      TRANSCODER_SECRET: vars.TRANSCODER_SECRET,
-      DEV_FETCH_ALLOW_HOSTS: "127.0.0.1,localhost",
-      // Ctrl-C should not wait two minutes for a running job in development.
-      SHUTDOWN_GRACE_SECONDS: "5",
-    }));
-  }
+  services.push(startService("transcoder", process.execPath, ["--import", "tsx", "transcoder/server.ts"], {
+    ...process.env,
+    PORT: String(TRANSCODER_PORT),
+    TRANSCODER_SECRET: vars.TRANSCODER_SECRET,
+    DEV_FETCH_ALLOW_HOSTS: "127.0.0.1,localhost",
+    // Ctrl-C should not wait two minutes for a running job in development.
+    SHUTDOWN_GRACE_SECONDS: "5",
+  }));
 
   let stopping = false;
   const stopAll = async (exitCode: number) => {
@@ -180,7 +181,7 @@ export async function main(): Promise<void> {
     });
   }
 
-  if (await waitForEdge(key, () => stopping)) process.stdout.write(banner(key, hasTranscoder));
+  if (await waitForEdge(key, () => stopping)) process.stdout.write(banner(key));
   else if (!stopping) {
     process.stderr.write(`[start] the edge did not answer on port ${EDGE_PORT} within ${READY_TIMEOUT_MS / 1000} s.\n`);
     await stopAll(1);
