@@ -13,7 +13,7 @@ beforeAll(async () => {
   stack = await Stack.start({ edgeVars: { MAX_RUNNING_TASKS_PER_USER: "1" }, rateLimit: { requests: 200, periodSeconds: 10 } });
   user = await stack.createUser();
   const dir = await mediaDir();
-  clipUrl = (await uploadLocalFile(stack, user.key, await makeClip(dir, "clip.mp4", { seconds: 12, size: "640x360" }))).url;
+  clipUrl = (await uploadLocalFile(stack, user.key, await makeClip(dir, "clip.mp4", { seconds: 20, size: "640x360" }))).url;
   longClipUrl = (await uploadLocalFile(stack, user.key, await makeClip(dir, "long.mp4", { seconds: 30, size: "1280x720" }))).url;
 }, 120_000);
 
@@ -48,7 +48,7 @@ function processesOf(taskId: string): string {
 
 describe("live progress over Server-Sent Events", () => {
   it("shows the current state, a rising progress sequence and the final state, then ends", async () => {
-    const { task_id } = (await (await submitTask(stack, user.key, { command: `ffmpeg -i ${clipUrl} -c:v libx264 -preset slow -crf 30 watched.mp4` })).json()) as { task_id: string };
+    const { task_id } = (await (await submitTask(stack, user.key, { command: `ffmpeg -i ${clipUrl} -c:v libx264 -preset veryslow -crf 30 watched.mp4` })).json()) as { task_id: string };
     const stream = await stack.fetch(`/v1/tasks/${task_id}/events`, authed(user.key));
     expect(stream.headers.get("content-type")).toMatch(/^text\/event-stream/);
     const events = await collectEvents(stream);

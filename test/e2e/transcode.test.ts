@@ -14,7 +14,7 @@ beforeAll(async () => {
   stack = await Stack.start();
   dir = await mediaDir();
   alice = await stack.createUser();
-  clipUrl = (await uploadLocalFile(stack, alice.key, await makeClip(dir, "clip.mp4", { seconds: 12, size: "640x360" }))).url;
+  clipUrl = (await uploadLocalFile(stack, alice.key, await makeClip(dir, "clip.mp4", { seconds: 20, size: "640x360" }))).url;
 }, 120_000);
 
 afterAll(async () => {
@@ -24,7 +24,7 @@ afterAll(async () => {
 describe("a task from upload to download", () => {
   it("runs two outputs from one input, reports rising progress, and serves ffprobe-valid outputs", async () => {
     const response = await submitTask(stack, alice.key, {
-      command: `ffmpeg -i ${clipUrl} -c:v libx264 -preset slow -crf 30 small.mp4 -vn -c:a libmp3lame audio.mp3`,
+      command: `ffmpeg -i ${clipUrl} -c:v libx264 -preset veryslow -crf 30 small.mp4 -vn -c:a libmp3lame audio.mp3`,
       with_metadata: true,
     });
     expect(response.status).toBe(201);
@@ -52,7 +52,7 @@ describe("a task from upload to download", () => {
     }
     const video = await probe(join(dir, "downloaded-small.mp4"));
     expect(video.streams.find((s) => s.codec_type === "video")?.codec_name).toBe("h264");
-    expect(Number(video.format.duration)).toBeCloseTo(12, 0);
+    expect(Number(video.format.duration)).toBeCloseTo(20, 0);
   });
 
   it("omits metadata unless asked", async () => {
