@@ -8,10 +8,32 @@ import type { WebhookMessage } from "../../shared/schemas/webhooks";
 export async function enqueueTaskEnded(env: Env, taskId: string): Promise<void> {
   try {
     const row = await env.DB.prepare("SELECT webhook_url FROM tasks WHERE id = ?").bind(taskId).first<{ webhook_url: string | null }>();
-    if (row?.webhook_url) await env.WEBHOOKS.send(message(taskId, false));
+    if (!row?.webhook_url) return;
+    await env.WEBHOOKS.send(message(taskId, false));
+    await env.DB.prepare("UPDATE tasks SET webhook_enqueued_at = ? WHERE id = ?").bind(new Date().toISOString(), taskId).run();
   } catch (error) {
     console.error(JSON.stringify({ msg: "webhook enqueue failed", task_id: taskId, error: String(error) }));
   }
+}
+
+/** Finished this long ago and still not queued means the Durable Object's enqueue never happened. */
+const UNSENT_GRACE_MS = 2 * 60_000;
+const UNSENT_BATCH = 100;
+
+/**
+ * The cron's outbox sweep: queues the event of every finished task with a webhook whose
+ * event was never queued. A crash after sending but before marking can queue an event twice;
+ * it carries the same `webhook-id`, so receivers see one event (at-least-once, never lost).
+ */
+export async function sweepUnsentWebhooks(env: Env, now = new Date()): Promise<number> {
+  const cutoff = new Date(now.getTime() - UNSENT_GRACE_MS).toISOString();
+  const { results } = await env.DB.prepare(
+    "SELECT id FROM tasks WHERE webhook_url IS NOT NULL AND webhook_enqueued_at IS NULL AND finished_at IS NOT NULL AND finished_at <= ? ORDER BY finished_at LIMIT ?",
+  )
+    .bind(cutoff, UNSENT_BATCH)
+    .all<{ id: string }>();
+  for (const row of results) await enqueueTaskEnded(env, row.id);
+  return results.length;
 }
 
 /** A user's request to send a finished task's event again. */
