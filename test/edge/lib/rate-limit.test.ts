@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { api, createUser } from "../helpers";
 
-describe("per-key rate limit", () => {
+// Up to three 10 s windows of requests: the burst may straddle a window boundary.
+describe("per-key rate limit", { timeout: 45_000 }, () => {
   it("answers 429 with Retry-After and RateLimit headers past the limit, per key", async () => {
     const alice = await createUser();
     const bob = await createUser();
