@@ -29,7 +29,7 @@ export default defineConfig(async () => {
               },
             }),
           ],
-          test: { name: "edge", include: ["test/edge/**/*.test.ts"], setupFiles: ["./test/edge/setup.ts"], globalSetup: ["./test/helpers/origin-server.ts"] },
+          test: { name: "edge", include: ["test/edge/**/*.test.ts"], setupFiles: ["./test/edge/setup.ts"], globalSetup: ["./test/helpers/origin-server.ts"], testTimeout: 30_000, hookTimeout: 30_000 },
         },
         {
           test: { name: "node", include: ["test/shared/**/*.test.ts", "test/config/**/*.test.ts", "test/transcoder/**/*.test.ts", "test/scripts/**/*.test.ts", "test/e2e/**/*.test.ts"], testTimeout: 60_000, hookTimeout: 60_000 },
