@@ -12,7 +12,7 @@ import type { RunResult } from "../sandbox/process";
 import { CallbackError, EdgeClient } from "./edge-client";
 import { JobFailure } from "./failure";
 import { downloadInputs, probeInputs } from "./inputs";
-import { type OutputFile, checkExpected, collectOutputs, contentTypeOf, watchOutputs } from "./outputs";
+import { type OutputFile, checkExpected, collectOutputs, contentTypeOf, inCommandOrder, watchOutputs } from "./outputs";
 import { EventReporter, type TerminalReport } from "./reporter";
 import { type Workspace, createWorkspace, removeWorkspace } from "./workspace";
 
@@ -111,8 +111,9 @@ export class JobRun {
       const inputPaths = await downloadInputs(parsed, workspace, this.deps.config, this.signal);
       const timings = await probeInputs(parsed, workspace, inputPaths, this.deps, this.signal);
       await this.transcode(parsed, workspace, inputPaths, planProgress(parsed, timings), timeoutSeconds);
-      const files = await collectOutputs(workspace.outDir, this.outputLimits);
-      checkExpected(parsed.outputs.map((output) => output.filename), files);
+      const expected = parsed.outputs.map((output) => output.filename);
+      const files = inCommandOrder(expected, await collectOutputs(workspace.outDir, this.outputLimits));
+      checkExpected(expected, files);
       await this.upload(files);
       const outputs = [];
       for (const file of files) {

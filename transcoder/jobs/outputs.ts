@@ -51,6 +51,19 @@ export function checkExpected(expected: readonly string[], files: readonly Outpu
 }
 
 /**
+ * The files in the order the command names its outputs (what clients expect `outputs[0]` to
+ * be), then by name: a pattern's files, and extra files such as HLS segments, by name.
+ */
+export function inCommandOrder(expected: readonly string[], files: readonly OutputFile[]): OutputFile[] {
+  const matchers = expected.map((name) => sequencePattern(name) ?? name);
+  const rank = (filename: string) => {
+    const index = matchers.findIndex((matcher) => (typeof matcher === "string" ? matcher === filename : matcher.test(filename)));
+    return index < 0 ? matchers.length : index;
+  };
+  return [...files].sort((a, b) => rank(a.filename) - rank(b.filename) || a.filename.localeCompare(b.filename));
+}
+
+/**
  * `%d`, `%03d` (sequence numbers) and `%v` (HLS variant index) become digits and `%%` a literal
  * percent sign, as in ffmpeg's image, segment and HLS muxers.
  */

@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { JobFailure } from "../../../transcoder/jobs/failure";
-import { checkExpected, collectOutputs, contentTypeOf, sequencePattern } from "../../../transcoder/jobs/outputs";
+import { checkExpected, collectOutputs, contentTypeOf, inCommandOrder, sequencePattern } from "../../../transcoder/jobs/outputs";
 
 let dir: string;
 beforeEach(async () => void (dir = await mkdtemp(path.join(os.tmpdir(), "ffedge-out-"))));
@@ -58,5 +58,15 @@ describe("sequencePattern", () => {
 describe("contentTypeOf", () => {
   it.each([["a.mp4", "video/mp4"], ["a.M3U8", "application/vnd.apple.mpegurl"], ["a.jpg", "image/jpeg"], ["a.weird", "application/octet-stream"]])("%s is %s", (name, type) => {
     expect(contentTypeOf(name)).toBe(type);
+  });
+});
+
+describe("inCommandOrder", () => {
+  const file = (filename: string) => ({ filename, path: `/out/${filename}`, size: 1 });
+
+  it("lists outputs in the order the command names them, a pattern's files and extras by name", () => {
+    const files = ["audio.mp3", "index.m3u8", "seg_001.ts", "seg_000.ts", "small.mp4", "thumb_02.jpg", "thumb_01.jpg"].map(file);
+    const ordered = inCommandOrder(["small.mp4", "thumb_%02d.jpg", "audio.mp3", "index.m3u8"], files).map((f) => f.filename);
+    expect(ordered).toEqual(["small.mp4", "thumb_01.jpg", "thumb_02.jpg", "audio.mp3", "index.m3u8", "seg_000.ts", "seg_001.ts"]);
   });
 });
