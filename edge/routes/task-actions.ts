@@ -6,7 +6,7 @@ import { requireApiKey } from "../lib/auth";
 import { bearerSecurity, createApp, problemResponses } from "../lib/openapi";
 import { logKey } from "../tasks/outputs";
 import { presentTask } from "../tasks/present";
-import { deleteTaskRecords, findTask, requireOwnTask } from "../tasks/repository";
+import { deleteTaskRecords, requireOwnTask } from "../tasks/repository";
 import { isFinal } from "../tasks/state";
 import { cancelTask, taskStub } from "../lib/stubs";
 
@@ -50,8 +50,8 @@ taskActions.openapi(
     const result = await cancelTask(c.env, task_id);
     if (!result.canceled) throw new AppError("TASK_NOT_RUNNABLE", `Task '${task_id}' has already finished (${result.state?.status ?? row.status}); there is nothing to cancel.`);
     if (result.target) c.executionCtx.waitUntil(dispatcherFor(c.env).cancel(task_id, result.target));
-    const updated = (await findTask(c.env.DB, c.get("userId"), task_id))!;
-    return c.json(presentTask(c.env, updated), 200);
+    // The row still says pending/running; the live state carries the end just written to D1.
+    return c.json(presentTask(c.env, row, result.state), 200);
   },
 );
 

@@ -1,5 +1,6 @@
 import { SELF, env } from "cloudflare:test";
 import { newKeyStatements } from "../../shared/accounts";
+import { toHex } from "../../shared/api-keys";
 
 let counter = 0;
 
@@ -56,8 +57,7 @@ export function fakeMp4(size = 4096): Uint8Array {
 
 export async function md5Hex(data: Uint8Array | string): Promise<string> {
   const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
-  const digest = await crypto.subtle.digest("MD5", bytes);
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return toHex(await crypto.subtle.digest("MD5", bytes));
 }
 
 export function pathOf(url: string): string {

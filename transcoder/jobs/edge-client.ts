@@ -9,6 +9,7 @@ import {
   type OutputUploadRequestSchema,
   type TranscodeJob,
 } from "../../shared/schemas/jobs";
+import { sleep } from "../lib/sleep";
 
 export type EventAck = z.infer<typeof EventAckSchema>;
 export type OutputUploadGrant = z.infer<typeof OutputUploadGrantSchema>;
@@ -66,7 +67,7 @@ export class EdgeClient {
       if (response instanceof Response && response.ok) return;
       const failure = response instanceof Response ? new CallbackError(`log answered ${response.status}.`, isRetryable(response.status), response.status) : response;
       if (!failure.retryable || attempt >= 3) throw failure;
-      await new Promise((resolve) => setTimeout(resolve, 250 * 2 ** attempt));
+      await sleep(250 * 2 ** attempt);
     }
   }
 

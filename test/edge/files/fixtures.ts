@@ -1,3 +1,4 @@
+import { toHex } from "../../../shared/api-keys";
 import { env } from "cloudflare:test";
 import { expect, inject } from "vitest";
 import { patternBytes } from "./origin";
@@ -76,7 +77,7 @@ export async function md5OfStream(stream: ReadableStream<Uint8Array>): Promise<{
 }
 
 export function hex(buffer: ArrayBuffer): string {
-  return [...new Uint8Array(buffer)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+  return toHex(buffer);
 }
 
 /** Writes an object and its row directly, as if uploaded earlier, with the given expiry. */
