@@ -1,4 +1,5 @@
 import dns from "node:dns";
+import { once } from "node:events";
 import { createWriteStream } from "node:fs";
 import { rm } from "node:fs/promises";
 import http from "node:http";
@@ -121,7 +122,15 @@ async function save(body: http.IncomingMessage, destination: string, maxBytes: n
       callback(bytes > maxBytes ? tooLarge(maxBytes) : null, chunk);
     },
   });
-  await pipeline(body, limit, createWriteStream(destination, { flags: "wx", mode: 0o644 }), { signal });
+  const file = createWriteStream(destination, { flags: "wx", mode: 0o644 });
+  try {
+    await pipeline(body, limit, file, { signal });
+  } catch (error) {
+    // The caller removes the partial file on failure; make sure the stream has opened and
+    // closed it first, so no open() still in flight can recreate it after that rm().
+    if (!file.closed) await once(file, "close").catch(() => undefined);
+    throw error;
+  }
   // A body cut short by the server (fewer bytes than its Content-Length) is not a download.
   if (!body.complete) throw new AppError("URL_UNREACHABLE", "The connection closed before the whole body arrived.");
   return bytes;
