@@ -14,7 +14,7 @@ export default defineConfig(async () => {
               wrangler: { configPath: "./wrangler.toml" },
               miniflare: {
                 // A small window so the rate-limit test stays quick; every test uses fresh keys.
-                ratelimits: { API_RATE_LIMIT: { simple: { limit: 200, period: 10 } } },
+                ratelimits: { API_RATE_LIMIT: { namespace_id: "1001", simple: { limit: 200, period: 10 } } },
                 bindings: {
                   RATE_LIMIT_REQUESTS: "200",
                   RATE_LIMIT_PERIOD_SECONDS: "10",
@@ -29,7 +29,7 @@ export default defineConfig(async () => {
               },
             }),
           ],
-          test: { name: "edge", include: ["test/edge/**/*.test.ts"], setupFiles: ["./test/edge/setup.ts"], globalSetup: ["./test/helpers/origin-server.ts"], testTimeout: 30_000, hookTimeout: 30_000 },
+          test: { name: "edge", include: ["test/edge/**/*.test.ts"], setupFiles: ["./test/edge/setup.ts"], globalSetup: ["./test/helpers/origin-server.ts", "./test/helpers/s3-server.ts"], testTimeout: 30_000, hookTimeout: 30_000 },
         },
         {
           test: { name: "node", include: ["test/shared/**/*.test.ts", "test/config/**/*.test.ts", "test/transcoder/**/*.test.ts", "test/scripts/**/*.test.ts", "test/e2e/**/*.test.ts"], testTimeout: 60_000, hookTimeout: 60_000 },
