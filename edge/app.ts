@@ -1,5 +1,5 @@
 import { PatternRouter } from "hono/router/pattern-router";
-import { AppError, ProblemSchema } from "../shared/errors";
+import { AppError } from "../shared/errors";
 import { createApp } from "./lib/openapi";
 import { onError, problemResponse } from "./lib/problem";
 import { cdn } from "./routes/cdn";
@@ -27,7 +27,6 @@ export function buildApp() {
   app.route("/", internal);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", { type: "http", scheme: "bearer", description: "An API key: ffe_..." });
-  app.openAPIRegistry.register("Problem", ProblemSchema);
   app.doc31("/openapi.json", {
     openapi: "3.1.0",
     info: { title: "ffedge", version: "1.0.0", description: "ffmpeg as a cloud service: tasks, live progress and temporary file storage." },

@@ -1,4 +1,4 @@
-import { z } from "@hono/zod-openapi";
+import { z } from "zod";
 
 /**
  * The stable error codes of the API. Clients branch on `code`; `detail` is for humans.
@@ -117,7 +117,7 @@ export const ProblemSchema = z
     code: z.string(),
   })
   .passthrough()
-  .openapi("Problem", { description: "RFC 9457 problem details" });
+  .meta({ id: "Problem", description: "RFC 9457 problem details" });
 
 /** RFC 9457 problem details for an AppError. */
 export function problemBody(error: AppError): Record<string, unknown> {

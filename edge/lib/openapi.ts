@@ -1,5 +1,5 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
-import { AppError } from "../../shared/errors";
+import { AppError, ProblemSchema } from "../../shared/errors";
 import type { AuthVariables } from "./auth";
 
 export type AppEnv = { Bindings: Env; Variables: AuthVariables };
@@ -16,9 +16,12 @@ export function createApp() {
   });
 }
 
+/** Referencing the schema itself (its `.meta()` id) is what registers the `Problem` component. */
+const problemContent = { "application/problem+json": { schema: ProblemSchema } };
+
 export const problemResponses = {
-  400: { description: "Invalid request", content: { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } } },
-  401: { description: "Missing, malformed, unknown or revoked API key", content: { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } } },
+  400: { description: "Invalid request", content: problemContent },
+  401: { description: "Missing, malformed, unknown or revoked API key", content: problemContent },
 } as const;
 
 export const bearerSecurity = [{ bearerAuth: [] }];

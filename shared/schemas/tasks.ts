@@ -1,4 +1,4 @@
-import { z } from "@hono/zod-openapi";
+import { z } from "zod";
 import { TASK_FAILURE_CODES } from "../errors";
 
 export const TASK_STATUSES = ["pending", "running", "completed", "failed"] as const;
@@ -7,20 +7,20 @@ export type TaskStatus = z.infer<typeof TaskStatusSchema>;
 
 export const CreateTaskSchema = z
   .object({
-    command: z.string().min(1).openapi({ example: "ffmpeg -i https://example.com/in.mp4 -vf scale=640:-2 small.mp4" }),
+    command: z.string().min(1).meta({ example: "ffmpeg -i https://example.com/in.mp4 -vf scale=640:-2 small.mp4" }),
     with_metadata: z.boolean().optional().default(false),
     webhook: z.string().max(2048).optional(),
   })
-  .openapi("CreateTask");
+  .meta({ id: "CreateTask" });
 
 export const OutputSchema = z
   .object({
     filename: z.string(),
     url: z.url(),
     size: z.number().int().nonnegative(),
-    metadata: z.record(z.string(), z.unknown()).optional().openapi({ description: "ffprobe JSON of the output, when with_metadata" }),
+    metadata: z.record(z.string(), z.unknown()).optional().meta({ description: "ffprobe JSON of the output, when with_metadata" }),
   })
-  .openapi("Output");
+  .meta({ id: "Output" });
 export type Output = z.infer<typeof OutputSchema>;
 
 export const TaskSchema = z
@@ -28,22 +28,22 @@ export const TaskSchema = z
     task_id: z.string(),
     status: TaskStatusSchema,
     progress: z.number().int().min(0).max(100),
-    eta_seconds: z.number().int().nonnegative().optional().openapi({ description: "Running tasks: estimated seconds left, from the progress rate so far" }),
+    eta_seconds: z.number().int().nonnegative().optional().meta({ description: "Running tasks: estimated seconds left, from the progress rate so far" }),
     command: z.string(),
     with_metadata: z.boolean(),
     outputs: z.array(OutputSchema).optional(),
-    error: z.string().optional().openapi({ description: "Why the task failed: the reason plus the tail of ffmpeg's output" }),
+    error: z.string().optional().meta({ description: "Why the task failed: the reason plus the tail of ffmpeg's output" }),
     error_code: z.enum(TASK_FAILURE_CODES).optional(),
     created_at: z.string(),
     started_at: z.string().nullable(),
     finished_at: z.string().nullable(),
-    elapsed: z.number().nullable().openapi({ description: "Seconds spent running (started_at to finished_at or now)" }),
-    total_elapsed: z.number().openapi({ description: "Seconds since the task was created, until it finished" }),
+    elapsed: z.number().nullable().meta({ description: "Seconds spent running (started_at to finished_at or now)" }),
+    total_elapsed: z.number().meta({ description: "Seconds since the task was created, until it finished" }),
   })
-  .openapi("Task");
+  .meta({ id: "Task", description: "A task, exactly as GET /v1/tasks/{task_id} returns it" });
 export type Task = z.infer<typeof TaskSchema>;
 
-export const CreatedTaskSchema = TaskSchema.pick({ task_id: true, status: true, created_at: true }).openapi("CreatedTask");
+export const CreatedTaskSchema = TaskSchema.pick({ task_id: true, status: true, created_at: true }).meta({ id: "CreatedTask" });
 
 export const ListTasksQuerySchema = z.object({
   status: TaskStatusSchema.optional(),
@@ -51,11 +51,11 @@ export const ListTasksQuerySchema = z.object({
   offset: z.coerce.number().int().min(0).optional().default(0),
 });
 
-export const TaskListSchema = z.object({ total: z.number().int(), tasks: z.array(TaskSchema) }).openapi("TaskList");
+export const TaskListSchema = z.object({ total: z.number().int(), tasks: z.array(TaskSchema) }).meta({ id: "TaskList" });
 
 /** What live watchers (`GET /v1/tasks/{id}/events`) receive on every change. */
-export const TaskEventSchema = TaskSchema.pick({ task_id: true, status: true, progress: true, eta_seconds: true, started_at: true, finished_at: true, outputs: true, error: true, error_code: true }).openapi("TaskEvent");
+export const TaskEventSchema = TaskSchema.pick({ task_id: true, status: true, progress: true, eta_seconds: true, started_at: true, finished_at: true, outputs: true, error: true, error_code: true }).meta({ id: "TaskEvent" });
 export type TaskEvent = z.infer<typeof TaskEventSchema>;
 
 /** `{task_id}` in paths. */
-export const TaskIdParamSchema = z.object({ task_id: z.string().min(1).max(64).openapi({ param: { name: "task_id", in: "path" } }) });
+export const TaskIdParamSchema = z.object({ task_id: z.string().min(1).max(64).meta({ param: { name: "task_id", in: "path" } }) });

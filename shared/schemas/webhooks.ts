@@ -1,4 +1,4 @@
-import { z } from "@hono/zod-openapi";
+import { z } from "zod";
 import { TaskSchema } from "./tasks";
 
 export const WEBHOOK_EVENT_TYPES = ["task.completed", "task.failed"] as const;
@@ -9,10 +9,11 @@ export type WebhookEventType = z.infer<typeof WebhookEventTypeSchema>;
 export const WebhookEventSchema = z
   .object({
     type: WebhookEventTypeSchema,
-    timestamp: z.string().openapi({ description: "When the task ended (its finished_at)" }),
-    data: TaskSchema.openapi({ description: "The task, exactly as GET /v1/tasks/{task_id} returns it" }),
+    timestamp: z.string().meta({ description: "When the task ended (its finished_at)" }),
+    /** The task, exactly as GET /v1/tasks/{task_id} returns it. */
+    data: TaskSchema,
   })
-  .openapi("WebhookEvent");
+  .meta({ id: "WebhookEvent" });
 export type WebhookEvent = z.infer<typeof WebhookEventSchema>;
 
 /** Queue message on `ffedge-webhooks`: deliver the end event of one task. Delivered at least once. */
@@ -27,33 +28,33 @@ export type WebhookMessage = z.input<typeof WebhookMessageSchema>;
 
 export const WebhookDeliverySchema = z
   .object({
-    attempt: z.number().int().positive().openapi({ description: "1 for the first attempt; numbering continues across retries and redeliveries" }),
+    attempt: z.number().int().positive().meta({ description: "1 for the first attempt; numbering continues across retries and redeliveries" }),
     attempted_at: z.string(),
     redelivery: z.boolean(),
-    status_code: z.number().int().nullable().openapi({ description: "The receiver's HTTP status; null when no answer was received" }),
+    status_code: z.number().int().nullable().meta({ description: "The receiver's HTTP status; null when no answer was received" }),
     latency_ms: z.number().int().nonnegative().nullable(),
-    success: z.boolean().openapi({ description: "True only for a 2xx answer" }),
-    error: z.string().nullable().openapi({ description: "Why the attempt failed: a non-2xx status, a timeout, a refused URL, ..." }),
+    success: z.boolean().meta({ description: "True only for a 2xx answer" }),
+    error: z.string().nullable().meta({ description: "Why the attempt failed: a non-2xx status, a timeout, a refused URL, ..." }),
   })
-  .openapi("WebhookDelivery");
+  .meta({ id: "WebhookDelivery" });
 export type WebhookDelivery = z.infer<typeof WebhookDeliverySchema>;
 
 export const WebhookDeliveryListSchema = z
   .object({
     webhook_url: z.string().nullable(),
-    webhook_id: z.string().nullable().openapi({ description: "The webhook-id header of the task's event, once it has ended" }),
+    webhook_id: z.string().nullable().meta({ description: "The webhook-id header of the task's event, once it has ended" }),
     deliveries: z.array(WebhookDeliverySchema),
   })
-  .openapi("WebhookDeliveryList");
+  .meta({ id: "WebhookDeliveryList" });
 
 export const RedeliveryQueuedSchema = z
   .object({ webhook_id: z.string(), queued: z.literal(true) })
-  .openapi("RedeliveryQueued");
+  .meta({ id: "RedeliveryQueued" });
 
 export const WebhookSecretSchema = z
   .object({
-    secret: z.string().openapi({ example: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", description: "Shown only in this response" }),
+    secret: z.string().meta({ example: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", description: "Shown only in this response" }),
     created_at: z.string(),
-    previous_valid_until: z.string().nullable().openapi({ description: "Until then deliveries are also signed with the previous secret(s)" }),
+    previous_valid_until: z.string().nullable().meta({ description: "Until then deliveries are also signed with the previous secret(s)" }),
   })
-  .openapi("WebhookSecret");
+  .meta({ id: "WebhookSecret" });

@@ -8,10 +8,15 @@ interface Operation {
   requestBody?: { content: Record<string, unknown> };
   responses: Record<string, unknown>;
 }
+interface SchemaObject {
+  description?: string;
+  example?: unknown;
+  properties?: Record<string, SchemaObject>;
+}
 interface OpenApiDocument {
   openapi: string;
-  paths: Record<string, Record<string, Operation>>;
-  components: { securitySchemes: Record<string, { type: string; scheme: string }> };
+  paths: Record<string, Record<string, Operation & { parameters?: { name: string; in: string }[] }>>;
+  components: { schemas: Record<string, SchemaObject>; securitySchemes: Record<string, { type: string; scheme: string }> };
 }
 
 let document: OpenApiDocument;
@@ -51,5 +56,29 @@ describe("GET /openapi.json", () => {
   it("lists GET /v1/me and the bearer scheme", () => {
     expect(document.paths["/v1/me"]?.get).toBeDefined();
     expect(document.components.securitySchemes.bearerAuth).toMatchObject({ type: "http", scheme: "bearer" });
+  });
+});
+
+describe("components from the shared schemas' zod metadata", () => {
+  it.each(["Problem", "Task", "CreateTask", "CreatedTask", "TaskList", "TaskEvent", "Output", "UploadRecord", "Me", "Usage", "WebhookEvent", "WebhookDelivery"])("names %s as a component", (name) => {
+    expect(document.components.schemas[name], name).toBeDefined();
+  });
+
+  it("carries descriptions and examples", () => {
+    const { schemas } = document.components;
+    expect(schemas.Problem?.description).toBe("RFC 9457 problem details");
+    expect(schemas.UploadRecord?.properties?.url?.example).toBe("http://localhost:8787/uploads/usr_3k9x/f1c2b3a4d5e6f708.mp4");
+    expect(schemas.CreateTask?.properties?.command?.example).toMatch(/^ffmpeg -i /);
+    expect(schemas.Usage?.properties?.tasks_today?.description).toBe("Tasks submitted since 00:00 UTC");
+  });
+
+  it("refers to the Problem component from error responses", () => {
+    expect(document.paths["/v1/tasks"]?.post?.responses["400"]).toMatchObject({
+      content: { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } },
+    });
+  });
+
+  it("declares task_id as a path parameter", () => {
+    expect(document.paths["/v1/tasks/{task_id}"]?.get?.parameters).toEqual(expect.arrayContaining([expect.objectContaining({ name: "task_id", in: "path" })]));
   });
 });
