@@ -32,8 +32,9 @@ tasks.openapi(
   }),
   async (c) => {
     const body = c.req.valid("json");
-    checkCommand(body.command);
-    const webhook = body.webhook ? checkWebhookUrl(body.webhook, config(c.env).devFetchAllowHosts).toString() : null;
+    const allowHosts = config(c.env).devFetchAllowHosts;
+    checkCommand(body.command, { allowHosts });
+    const webhook = body.webhook ? checkWebhookUrl(body.webhook, allowHosts).toString() : null;
     const userId = c.get("userId");
     const taskId = `tsk_${randomHex(12)}`;
     const createdAt = new Date().toISOString();
@@ -61,7 +62,7 @@ tasks.openapi(
     },
   }),
   async (c) => {
-    const parsed = checkCommand(c.req.valid("json").command);
+    const parsed = checkCommand(c.req.valid("json").command, { allowHosts: config(c.env).devFetchAllowHosts });
     return c.json({ valid: true as const, inputs: parsed.inputs.map((input) => input.url), outputs: parsed.outputs.map((output) => output.filename) }, 200);
   },
 );

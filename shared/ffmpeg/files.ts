@@ -1,4 +1,5 @@
-import type { ErrorCode } from "../errors";
+import { AppError, type ErrorCode } from "../errors";
+import { checkFetchUrl, type UrlPolicyOptions } from "../net/url-policy";
 import { OUTPUT_EXTENSIONS, PLAYLIST_EXTENSIONS } from "./formats";
 import { hasControlCharacter, quote, refuse } from "./refusal";
 
@@ -7,16 +8,19 @@ export const MAX_OUTPUT_NAME_LENGTH = 128;
 /**
  * Inputs are http(s) URLs, downloaded by the service before ffmpeg starts and handed to it as
  * local files; every other scheme, protocol wrapper (`concat:`, `subfile,,`, `async:`...) and
- * local path is refused. Whether the host may be fetched is the downloader's check.
+ * local path is refused. The host must pass the same URL policy the downloaders apply (so a
+ * blocked address is refused at submission, not at download); what a name resolves to is the
+ * downloader's check at connect time.
  */
-export function checkInputUrl(url: string): void {
+export function checkInputUrl(url: string, urlPolicy: UrlPolicyOptions = {}): void {
   if (hasControlCharacter(url) || /\s/.test(url)) throw inputRefused(url, "contains whitespace or control characters; percent-encode them");
   if (!/^https?:\/\//i.test(url)) throw inputRefused(url, "is not an http(s) URL; inputs must be http or https URLs, which the service downloads before ffmpeg runs");
   let parsed: URL;
   try {
-    parsed = new URL(url);
-  } catch {
-    throw inputRefused(url, "is not a valid URL");
+    parsed = checkFetchUrl(url, urlPolicy);
+  } catch (error) {
+    if (error instanceof AppError && error.code.startsWith("URL_")) throw refuse(error.code, url, `The input ${quote(url)} cannot be used: ${error.detail}`);
+    throw error;
   }
   const extension = extensionOf(decodeSafely(parsed.pathname));
   if (PLAYLIST_EXTENSIONS.has(extension)) {

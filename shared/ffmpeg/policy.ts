@@ -1,3 +1,4 @@
+import type { UrlPolicyOptions } from "../net/url-policy";
 import { type CheckContext, newNotes, type PolicyNotes } from "./context";
 import { checkInputUrl, checkOutputName, inputFileName } from "./files";
 import type { PolicyLimits } from "./limits";
@@ -12,9 +13,9 @@ const BOUNDING_OPTIONS = new Set(["t", "to", "frames", "vframes", "aframes", "sh
  * The rules a parsed command must pass before anything is fetched or run. Applied at the edge
  * on submission and again by the transcoder before it spawns ffmpeg.
  */
-export function enforcePolicy(parsed: ParsedCommand, limits: PolicyLimits): ParsedCommand {
+export function enforcePolicy(parsed: ParsedCommand, limits: PolicyLimits, urlPolicy: UrlPolicyOptions = {}): ParsedCommand {
   checkCounts(parsed, limits);
-  for (const input of parsed.inputs) checkInputUrl(input.url);
+  for (const input of parsed.inputs) checkInputUrl(input.url, urlPolicy);
   const notes = newNotes();
   const base = { limits, parsed, notes, inputUrls: parsed.inputs.map((input) => input.url) };
   for (const use of parsed.globals) checkValue(use, { ...base, use, scope: "global" });

@@ -96,6 +96,64 @@ describe("threat catalogue: server-side request forgery (cases 20–25)", () => 
   });
 });
 
+/**
+ * Cases 21, 24 and 38–39 (issue 10, finding 7): every address form and name that can be judged
+ * without DNS is refused at submission, with the same code, wherever a stranger's URL enters.
+ */
+const SSRF_AT_SUBMISSION: [string, string, string][] = [
+  ["21", "https://0177.0.0.1/a.mp4", "URL_HOST_BLOCKED"],
+  ["21", "https://0x7f000001/a.mp4", "URL_HOST_BLOCKED"],
+  ["21", "https://2852039166/a.mp4", "URL_HOST_BLOCKED"],
+  ["21", "https://127.2/a.mp4", "URL_HOST_BLOCKED"],
+  ["21", "https://１２７.０.０.２/a.mp4", "URL_HOST_BLOCKED"],
+  ["21", "https://[::ffff:169.254.169.254]/a.mp4", "URL_HOST_BLOCKED"],
+  ["21", "https://[64:ff9b::a9fe:a9fe]/a.mp4", "URL_HOST_BLOCKED"],
+  ["21", "https://[64:ff9b:1::a00:1]/a.mp4", "URL_HOST_BLOCKED"],
+  ["21", "https://[2002:a9fe:a9fe::]/a.mp4", "URL_HOST_BLOCKED"],
+  ["21", "https://[::10.0.0.1]/a.mp4", "URL_HOST_BLOCKED"],
+  ["21", "https://[2001:0:4136:e378:8000:63bf:80ff:fffe]/a.mp4", "URL_HOST_BLOCKED"],
+  ["21", "https://0.0.0.0/a.mp4", "URL_HOST_BLOCKED"],
+  ["21", "https://[::]/a.mp4", "URL_HOST_BLOCKED"],
+  ["21", "https://224.0.0.251/a.mp4", "URL_HOST_BLOCKED"],
+  ["21", "https://255.255.255.255/a.mp4", "URL_HOST_BLOCKED"],
+  ["21", "https://100.100.100.200/a.mp4", "URL_HOST_BLOCKED"],
+  ["21", "https://198.18.0.1/a.mp4", "URL_HOST_BLOCKED"],
+  ["21", "https://203.0.113.5/a.mp4", "URL_HOST_BLOCKED"],
+  ["38", "https://0x08080808/a.mp4", "URL_NOT_ALLOWED"],
+  ["39", "https://metadata.google.internal/a.mp4", "URL_HOST_BLOCKED"],
+  ["39", "https://nas.local/a.mp4", "URL_HOST_BLOCKED"],
+  ["39", "https://app.localhost/a.mp4", "URL_HOST_BLOCKED"],
+  ["39", "https://intranet/a.mp4", "URL_HOST_BLOCKED"],
+  ["39", "https://files.corp/a.mp4", "URL_HOST_BLOCKED"],
+  ["24", "https://example.com@169.254.169.254/a.mp4", "URL_NOT_ALLOWED"],
+  ["24", "https://example.com%40evil.com/a.mp4", "URL_NOT_ALLOWED"],
+  ["24", "https://example.com:8443/a.mp4", "URL_NOT_ALLOWED"],
+  ["24", "https://example.com:80/a.mp4", "URL_NOT_ALLOWED"],
+];
+
+describe("threat catalogue: SSRF forms refused at submission (cases 21, 24, 38, 39)", () => {
+  it.each(SSRF_AT_SUBMISSION)("case %s: %s → 400 %s as a task input, a subtitles= source, an upload URL and a webhook", async (_case, url, code) => {
+    const { key } = await createUser();
+    const answers = await Promise.all([
+      postJson("/v1/tasks", key, { command: `ffmpeg -i '${url}' out.mp4` }),
+      postJson("/v1/tasks", key, { command: `ffmpeg -i ${IN} -i '${url.replace("a.mp4", "s.srt")}' -vf "subtitles='${url.replace("a.mp4", "s.srt").replaceAll(":", "\\:")}'" out.mp4` }),
+      postJson("/v1/tasks/validate", key, { command: `ffmpeg -i '${url}' out.mp4` }),
+      postJson("/api/upload/url", key, { url }),
+      postJson("/v1/tasks", key, { command: `ffmpeg -i ${IN} out.mp4`, webhook: url.replace("a.mp4", "hook") }),
+    ]);
+    for (const response of answers) {
+      const body = await response.json<{ code: string }>();
+      expect({ status: response.status, code: body.code }, `${response.url}: ${JSON.stringify(body)}`).toEqual({ status: 400, code });
+    }
+  });
+
+  it("case 21: the development allow-list still lets the local stack use 127.0.0.1, on its own port", async () => {
+    const { key } = await createUser();
+    const response = await postJson("/v1/tasks/validate", key, { command: "ffmpeg -i http://127.0.0.1:8788/a.mp4 out.mp4" });
+    expect(response.status).toBe(200);
+  });
+});
+
 describe("threat catalogue: uploads and downloads (cases 26–30)", () => {
   it("case 26: invalid base64, a data URI without a media type, a body without a file part → 4xx, nothing stored", async () => {
     const { key, userId } = await createUser();

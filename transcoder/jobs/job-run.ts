@@ -129,7 +129,7 @@ export class JobRun {
 
   private checkedCommand(): ParsedCommand {
     try {
-      return checkCommand(this.job.command);
+      return checkCommand(this.job.command, { allowHosts: this.deps.config.devFetchAllowHosts });
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
       const token = typeof error.extra.token === "string" && !error.detail.includes(error.extra.token) ? ` (at '${error.extra.token}')` : "";

@@ -11,7 +11,7 @@ export interface Refusal {
 /** The AppError a refused command throws, as plain data; fails the test if the command is accepted. */
 export function refusalOf(command: string, limits?: Partial<PolicyLimits>): Refusal {
   try {
-    checkCommand(command, limits);
+    checkCommand(command, { limits });
   } catch (error) {
     if (!(error instanceof AppError)) throw error;
     return { code: error.code, status: error.status, token: error.extra.token, detail: error.detail };
@@ -21,7 +21,7 @@ export function refusalOf(command: string, limits?: Partial<PolicyLimits>): Refu
 
 /** The argv a command runs with, inputs at /job/in/N and outputs in /job/out. */
 export function argvOf(command: string, limits?: Partial<PolicyLimits>): string[] {
-  const parsed = checkCommand(command, limits);
+  const parsed = checkCommand(command, { limits });
   return buildArgv(parsed, { inputPaths: parsed.inputs.map((_, index) => `/job/in/${index}`), outputDir: "/job/out" });
 }
 

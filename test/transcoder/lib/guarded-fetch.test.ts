@@ -103,9 +103,9 @@ describe("downloadToFile", () => {
       asked.push(hostname);
       callback(null, [{ address: "93.184.216.34", family: 4 }, { address: "127.0.0.1", family: 4 }]);
     };
-    const error = await refusal(downloadToFile("http://media.example.test/x.mp4", destination(), { ...local, resolve }));
+    const error = await refusal(downloadToFile("http://media.example.com/x.mp4", destination(), { ...local, resolve }));
     expect(error.code).toBe("URL_HOST_BLOCKED");
-    expect(asked).toEqual(["media.example.test"]);
+    expect(asked).toEqual(["media.example.com"]);
     await expectNothingStored();
   });
 
