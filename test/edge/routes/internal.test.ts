@@ -1,0 +1,244 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { signToken } from "../../../edge/lib/signed-token";
+import { api, createUser, md5Hex, pathOf, postJson } from "../helpers";
+
+const COMMAND = "ffmpeg -i https://example.com/in.mp4 -t 2 out.mp4";
+const HOUR = 3600;
+
+/** A task of a fresh user, created through the public API, and the callback token the dispatcher would give its transcoder. */
+async function newTask(): Promise<{ taskId: string; key: string; userId: string; token: string }> {
+  const { key, userId } = await createUser();
+  const response = await postJson("/v1/tasks", key, { command: COMMAND });
+  expect(response.status).toBe(201);
+  const { task_id: taskId } = await response.json<{ task_id: string }>();
+  return { taskId, key, userId, token: await callbackToken(taskId) };
+}
+
+function callbackToken(taskId: string, ttlSeconds = HOUR, secret = env.SIGNING_SECRET): Promise<string> {
+  return signToken(secret, "callback", { t: taskId }, ttlSeconds);
+}
+
+function callback(taskId: string, what: "events" | "outputs", token: string | undefined, body: unknown): Promise<Response> {
+  return postJson(`/internal/tasks/${taskId}/${what}`, token, body);
+}
+
+function putLog(taskId: string, token: string | undefined, text: string): Promise<Response> {
+  return api(`/internal/tasks/${taskId}/log`, token, { method: "PUT", headers: { "content-type": "text/plain; charset=utf-8" }, body: text });
+}
+
+function putObject(uploadUrl: string, body: Uint8Array, contentLength = body.byteLength): Promise<Response> {
+  return api(pathOf(uploadUrl), undefined, { method: "PUT", headers: { "content-length": String(contentLength) }, body });
+}
+
+async function expectProblem(response: Response, status: number, code: string): Promise<void> {
+  expect(response.status).toBe(status);
+  expect(response.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+  expect((await response.json<{ code: string }>()).code).toBe(code);
+}
+
+async function taskOf(taskId: string, key: string): Promise<Record<string, unknown>> {
+  return (await api(`/v1/tasks/${taskId}`, key)).json();
+}
+
+/** Changes one character of the signature, so the token no longer matches its payload. */
+function forge(token: string): string {
+  const last = token.at(-1) === "A" ? "B" : "A";
+  return token.slice(0, -1) + last;
+}
+
+describe("callback authentication (/internal/tasks/{id}/*)", () => {
+  it("refuses a report without a token with 401", async () => {
+    const { taskId } = await newTask();
+    await expectProblem(await callback(taskId, "events", undefined, { type: "started", seq: 0 }), 401, "UNAUTHORIZED");
+  });
+
+  it("refuses a token sent with another scheme than Bearer", async () => {
+    const { taskId, token } = await newTask();
+    const response = await api(`/internal/tasks/${taskId}/events`, undefined, {
+      method: "POST",
+      headers: { authorization: `Basic ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ type: "started", seq: 0 }),
+    });
+    await expectProblem(response, 401, "UNAUTHORIZED");
+  });
+
+  it("refuses a report signed for one task sent for another, and leaves the other task untouched", async () => {
+    const mine = await newTask();
+    const theirs = await newTask();
+    await expectProblem(await callback(theirs.taskId, "events", mine.token, { type: "failed", seq: 0, error: "forged", error_code: "FFMPEG_FAILED" }), 401, "UNAUTHORIZED");
+    await expectProblem(await callback(theirs.taskId, "outputs", mine.token, { filename: "out.mp4", size: 3, content_type: "video/mp4" }), 401, "UNAUTHORIZED");
+    await expectProblem(await putLog(theirs.taskId, mine.token, "not yours"), 401, "UNAUTHORIZED");
+    expect(await taskOf(theirs.taskId, theirs.key)).toMatchObject({ status: "pending" });
+    expect((await api(`/v1/tasks/${theirs.taskId}/logs`, theirs.key)).status).toBe(404);
+  });
+
+  it("refuses a token whose signature was tampered with", async () => {
+    const { taskId, token } = await newTask();
+    await expectProblem(await callback(taskId, "events", forge(token), { type: "started", seq: 0 }), 401, "UNAUTHORIZED");
+  });
+
+  it("refuses a token signed with another secret", async () => {
+    const { taskId } = await newTask();
+    const token = await callbackToken(taskId, HOUR, "not-the-signing-secret");
+    await expectProblem(await callback(taskId, "events", token, { type: "started", seq: 0 }), 401, "UNAUTHORIZED");
+  });
+
+  it("refuses an expired token", async () => {
+    const { taskId } = await newTask();
+    const token = await callbackToken(taskId, -60);
+    await expectProblem(await callback(taskId, "events", token, { type: "started", seq: 0 }), 401, "UNAUTHORIZED");
+  });
+
+  it("refuses a signed token made for another purpose (an output upload grant)", async () => {
+    const { taskId } = await newTask();
+    const token = await signToken(env.SIGNING_SECRET, "output", { t: taskId }, HOUR);
+    await expectProblem(await callback(taskId, "events", token, { type: "started", seq: 0 }), 401, "UNAUTHORIZED");
+  });
+
+  it("refuses a made-up token and an API key", async () => {
+    const { taskId, key } = await newTask();
+    await expectProblem(await callback(taskId, "events", "not-a-token", { type: "started", seq: 0 }), 401, "UNAUTHORIZED");
+    await expectProblem(await callback(taskId, "events", key, { type: "started", seq: 0 }), 401, "UNAUTHORIZED");
+  });
+});
+
+describe("POST /internal/tasks/{id}/events", () => {
+  it("moves the task to running and records progress", async () => {
+    const { taskId, key, token } = await newTask();
+    const started = await callback(taskId, "events", token, { type: "started", seq: 0 });
+    expect(started.status).toBe(200);
+    const ack = await started.json<{ ok: boolean; cancel?: boolean }>();
+    expect(ack.ok).toBe(true);
+    expect(ack.cancel ?? false).toBe(false);
+    expect(await callback(taskId, "events", token, { type: "progress", seq: 1, progress: 42.7, out_time_seconds: 1.2, speed: 1.5 })).toHaveProperty("status", 200);
+    expect(await taskOf(taskId, key)).toMatchObject({ status: "running", progress: 42 });
+  });
+
+  it("fails the task with the reported error and code", async () => {
+    const { taskId, key, token } = await newTask();
+    await callback(taskId, "events", token, { type: "started", seq: 0 });
+    const failed = await callback(taskId, "events", token, { type: "failed", seq: 1, error: "ffmpeg exited with code 1", error_code: "FFMPEG_FAILED" });
+    expect(failed.status).toBe(200);
+    expect(await taskOf(taskId, key)).toMatchObject({ status: "failed", error_code: "FFMPEG_FAILED", error: "ffmpeg exited with code 1" });
+  });
+
+  it("answers cancel to a report about a task that has already ended", async () => {
+    const { taskId, key, token } = await newTask();
+    expect((await api(`/v1/tasks/${taskId}/cancel`, key, { method: "POST" })).status).toBe(200);
+    const late = await callback(taskId, "events", token, { type: "progress", seq: 5, progress: 10 });
+    expect(late.status).toBe(200);
+    expect(await late.json()).toEqual({ ok: true, cancel: true });
+  });
+
+  it.each([
+    ["a body that is not JSON", "{not json"],
+    ["an unknown report type", { type: "exploded", seq: 0 }],
+    ["progress above 100", { type: "progress", seq: 1, progress: 150 }],
+    ["a negative seq", { type: "started", seq: -1 }],
+    ["a completed report without outputs", { type: "completed", seq: 1, outputs: [] }],
+    ["a failure code outside the catalogue", { type: "failed", seq: 1, error: "x", error_code: "NOT_A_CODE" }],
+  ])("refuses %s with 400 VALIDATION_FAILED and keeps the task pending", async (_name, body) => {
+    const { taskId, key, token } = await newTask();
+    const response = typeof body === "string"
+      ? await api(`/internal/tasks/${taskId}/events`, token, { method: "POST", headers: { "content-type": "application/json" }, body })
+      : await callback(taskId, "events", token, body);
+    await expectProblem(response, 400, "VALIDATION_FAILED");
+    expect(await taskOf(taskId, key)).toMatchObject({ status: "pending" });
+  });
+});
+
+describe("POST /internal/tasks/{id}/outputs and PUT /internal/objects/{token}", () => {
+  it("grants an upload URL whose PUT stores the output, so a completed report lists it on the CDN", async () => {
+    const { taskId, key, userId, token } = await newTask();
+    await callback(taskId, "events", token, { type: "started", seq: 0 });
+    const grantResponse = await callback(taskId, "outputs", token, { filename: "out.mp4", size: 5, content_type: "video/mp4; codecs=avc1" });
+    expect(grantResponse.status).toBe(200);
+    const grant = await grantResponse.json<{ upload_url: string; key: string }>();
+    expect(grant.key).toBe(`outputs/${userId}/${taskId}/out.mp4`);
+
+    const bytes = new TextEncoder().encode("hello");
+    const stored = await putObject(grant.upload_url, bytes);
+    expect(stored.status).toBe(201);
+    expect(await stored.json()).toEqual({ key: grant.key, size: 5, md5: await md5Hex(bytes) });
+    const object = await env.FILES.get(grant.key);
+    expect(await object?.text()).toBe("hello");
+    expect(object?.httpMetadata?.contentType).toBe("video/mp4");
+
+    await callback(taskId, "events", token, { type: "completed", seq: 1, outputs: [{ filename: "out.mp4", size: 5 }] });
+    const task = await taskOf(taskId, key);
+    expect(task).toMatchObject({ status: "completed", progress: 100, outputs: [{ filename: "out.mp4", size: 5 }] });
+    const download = await api(pathOf((task.outputs as { url: string }[])[0]!.url), undefined);
+    expect(download.status).toBe(200);
+    expect(await download.text()).toBe("hello");
+  });
+
+  it.each([
+    ["a path", "../escape.mp4"],
+    ["a sub-directory", "dir/out.mp4"],
+    ["a hidden file", ".hidden"],
+    ["a name with a space", "my out.mp4"],
+  ])("refuses an output name with %s with 400 OUTPUT_NOT_ALLOWED", async (_name, filename) => {
+    const { taskId, token } = await newTask();
+    await expectProblem(await callback(taskId, "outputs", token, { filename, size: 5, content_type: "video/mp4" }), 400, "OUTPUT_NOT_ALLOWED");
+  });
+
+  it("refuses an output larger than the upload limit with 413", async () => {
+    const { taskId, token } = await newTask();
+    await expectProblem(await callback(taskId, "outputs", token, { filename: "huge.mp4", size: Number(env.MAX_UPLOAD_BYTES) + 1, content_type: "video/mp4" }), 413, "PAYLOAD_TOO_LARGE");
+  });
+
+  it("refuses a malformed request with 400 VALIDATION_FAILED", async () => {
+    const { taskId, token } = await newTask();
+    await expectProblem(await callback(taskId, "outputs", token, { filename: "out.mp4", size: -1, content_type: "video/mp4" }), 400, "VALIDATION_FAILED");
+    await expectProblem(await callback(taskId, "outputs", token, { filename: "out.mp4" }), 400, "VALIDATION_FAILED");
+  });
+
+  it("refuses an upload for a task that has already ended with 409", async () => {
+    const { taskId, key, token } = await newTask();
+    await api(`/v1/tasks/${taskId}/cancel`, key, { method: "POST" });
+    await expectProblem(await callback(taskId, "outputs", token, { filename: "out.mp4", size: 5, content_type: "video/mp4" }), 409, "TASK_NOT_RUNNABLE");
+  });
+
+  it("refuses an upload whose length differs from the grant and stores nothing", async () => {
+    const { taskId, token } = await newTask();
+    const grant = await (await callback(taskId, "outputs", token, { filename: "out.mp4", size: 5, content_type: "video/mp4" })).json<{ upload_url: string; key: string }>();
+    await expectProblem(await putObject(grant.upload_url, new TextEncoder().encode("hello world")), 400, "SIZE_MISMATCH");
+    expect(await env.FILES.head(grant.key)).toBeNull();
+  });
+
+  it("refuses a tampered, expired or callback token as an upload URL with 403", async () => {
+    const { taskId, userId, token } = await newTask();
+    const grant = await (await callback(taskId, "outputs", token, { filename: "out.mp4", size: 5, content_type: "video/mp4" })).json<{ upload_url: string; key: string }>();
+    const bytes = new TextEncoder().encode("hello");
+    await expectProblem(await putObject(forge(grant.upload_url), bytes), 403, "SIGNATURE_INVALID");
+    const expired = await signToken(env.SIGNING_SECRET, "output", { k: grant.key, u: userId, t: taskId, s: 5, ct: "video/mp4" }, -60);
+    await expectProblem(await putObject(`http://127.0.0.1:8787/internal/objects/${expired}`, bytes), 403, "SIGNATURE_EXPIRED");
+    await expectProblem(await putObject(`http://127.0.0.1:8787/internal/objects/${token}`, bytes), 403, "SIGNATURE_INVALID");
+    expect(await env.FILES.head(grant.key)).toBeNull();
+  });
+});
+
+describe("PUT /internal/tasks/{id}/log", () => {
+  it("stores ffmpeg's stderr for GET /v1/tasks/{id}/logs", async () => {
+    const { taskId, key, token } = await newTask();
+    const response = await putLog(taskId, token, "frame=  10 fps=0.0\nError: nope\n");
+    expect(response.status).toBe(204);
+    const logs = await api(`/v1/tasks/${taskId}/logs`, key);
+    expect(logs.status).toBe(200);
+    expect(await logs.text()).toBe("frame=  10 fps=0.0\nError: nope\n");
+  });
+
+  it("keeps only the last 256 KiB of a longer log", async () => {
+    const { taskId, key, token } = await newTask();
+    const head = "h".repeat(1024);
+    const tail = "t".repeat(256 * 1024 - 6) + "\nend.\n";
+    expect((await putLog(taskId, token, head + tail)).status).toBe(204);
+    expect(await (await api(`/v1/tasks/${taskId}/logs`, key)).text()).toBe(tail);
+  });
+
+  it("answers 404 for a validly signed token of a task that does not exist", async () => {
+    const taskId = "tsk_doesnotexist0000000000";
+    await expectProblem(await putLog(taskId, await callbackToken(taskId), "log"), 404, "NOT_FOUND");
+  });
+});
