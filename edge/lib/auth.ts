@@ -1,5 +1,6 @@
 import { createMiddleware } from "hono/factory";
 import { hashApiKey, isWellFormedApiKey } from "../../shared/api-keys";
+import { bearerToken } from "../../shared/bearer";
 import { AppError } from "../../shared/errors";
 import { enforceRateLimit } from "./rate-limit";
 
@@ -14,9 +15,7 @@ export const requireApiKey = createMiddleware<{ Bindings: Env; Variables: AuthVa
   // Sub-apps sharing a path prefix (tasks and webhooks under /v1/tasks/*) each mount this
   // middleware: authenticate, and count against the rate limit, once per request.
   if (c.get("userId")) return next();
-  // RFC 9110 §11.1: the scheme name is case-insensitive ("bearer" is common in the wild).
-  const match = /^Bearer +(\S+)$/i.exec(c.req.header("authorization") ?? "");
-  const key = match?.[1];
+  const key = bearerToken(c.req.header("authorization"));
   if (!key || !isWellFormedApiKey(key)) throw unauthorized();
   const hash = await hashApiKey(key);
   const row = await c.env.DB.prepare("SELECT hash, user_id FROM api_keys WHERE hash = ? AND revoked_at IS NULL")

@@ -1,4 +1,5 @@
 import { Hono } from "hono";
+import { bearerToken } from "../../shared/bearer";
 import { AppError } from "../../shared/errors";
 import { JobEventSchema, OutputUploadRequestSchema } from "../../shared/schemas/jobs";
 import { essence } from "../files/content-type";
@@ -24,7 +25,7 @@ type Grant = { k: string; u: string; t: string; s: number; ct: string };
 export const internal = new Hono<{ Bindings: Env; Variables: { taskId: string } }>();
 
 internal.use("/internal/tasks/:task_id/*", async (c, next) => {
-  const token = /^Bearer (\S+)$/.exec(c.req.header("authorization") ?? "")?.[1];
+  const token = bearerToken(c.req.header("authorization"));
   if (!token) throw new AppError("UNAUTHORIZED", "A task callback token is required.");
   const grant = await verifyToken<{ t: string }>(c.env.SIGNING_SECRET, "callback", token).catch(() => {
     throw new AppError("UNAUTHORIZED", "The task callback token is not valid.");

@@ -7,9 +7,10 @@ describe("bearerMatches", () => {
     ["Bearer secret", true],
     ["Bearer secre", false],
     ["Bearer secrets", false],
-    ["bearer secret", false],
+    ["bearer secret", true],
     ["secret", false],
-    ["Bearer  secret", false],
+    ["Bearer  secret", true],
+    ["Bearer secret x", false],
     ["Bearer ", false],
     [undefined, false],
   ])("%j → %s", (header, expected) => expect(bearerMatches(header, "secret")).toBe(expected));
