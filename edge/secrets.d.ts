@@ -16,5 +16,7 @@ declare namespace Cloudflare {
     R2_ACCESS_KEY_ID?: string;
     R2_SECRET_ACCESS_KEY?: string;
     R2_BUCKET_NAME?: string;
+    /** The S3 API endpoint, when not `https://<R2_ACCOUNT_ID>.r2.cloudflarestorage.com` (a jurisdiction endpoint; a local S3 server in tests). */
+    R2_S3_ENDPOINT?: string;
   }
 }

@@ -53,7 +53,7 @@ internal.post("/internal/tasks/:task_id/outputs", async (c) => {
   const key = outputKey(task.user_id, task.id, filename);
   const contentType = essence(content_type) || "application/octet-stream";
   const expiresAt = expiryFrom(new Date(), c.env);
-  const presigned = await presignR2Put(c.env, { key, contentType, size, userId: task.user_id, expiresAt, ttlSeconds: OUTPUT_URL_TTL_SECONDS });
+  const presigned = await presignR2Put(c.env, { key, contentType, size, ttlSeconds: OUTPUT_URL_TTL_SECONDS });
   if (presigned) {
     await insertFile(c.env.DB, { key, user_id: task.user_id, kind: "output", task_id: task.id, size, md5: null, content_type: contentType, original_name: filename, created_at: new Date().toISOString(), expires_at: expiresAt });
     return c.json({ upload_url: presigned, key });

@@ -128,7 +128,7 @@ signedUploads.openapi(
     const userId = c.get("userId");
     const key = newUploadKey(userId, extensionFor(contentType, filename));
     const expiresAt = expiryFrom(new Date(), c.env);
-    const presigned = await presignR2Put(c.env, { key, contentType, size, userId, expiresAt, ttlSeconds: SIGNED_URL_TTL_SECONDS });
+    const presigned = await presignR2Put(c.env, { key, contentType, size, ttlSeconds: SIGNED_URL_TTL_SECONDS });
     if (presigned) {
       await insertFile(c.env.DB, {
         key, user_id: userId, kind: "upload", task_id: null, size, md5: null, content_type: contentType,
