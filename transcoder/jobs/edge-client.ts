@@ -9,7 +9,9 @@ import {
   type OutputUploadRequestSchema,
   type TranscodeJob,
 } from "../../shared/schemas/jobs";
-import { sleep } from "../lib/sleep";
+import { backoff, retry } from "../lib/retry";
+
+const LOG_ATTEMPTS = 3;
 
 export type EventAck = z.infer<typeof EventAckSchema>;
 export type OutputUploadGrant = z.infer<typeof OutputUploadGrantSchema>;
@@ -56,19 +58,21 @@ export class EdgeClient {
 
   /** Stores ffmpeg's stderr for the task's logs endpoint; a few tries, as it is worth having but not vital. */
   async putLog(text: string): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      const response = await fetch(`${this.base}/log`, {
-        method: "PUT",
-        headers: { authorization: `Bearer ${this.token}`, "content-type": "text/plain; charset=utf-8" },
-        body: text,
-        signal: AbortSignal.timeout(this.timeoutMs),
-        redirect: "error",
-      }).catch((error: unknown) => new CallbackError(`log could not be reached: ${String(error)}.`, true));
-      if (response instanceof Response && response.ok) return;
-      const failure = response instanceof Response ? new CallbackError(`log answered ${response.status}.`, isRetryable(response.status), response.status) : response;
-      if (!failure.retryable || attempt >= 3) throw failure;
-      await sleep(250 * 2 ** attempt);
-    }
+    await retry(
+      async () => {
+        const response = await fetch(`${this.base}/log`, {
+          method: "PUT",
+          headers: { authorization: `Bearer ${this.token}`, "content-type": "text/plain; charset=utf-8" },
+          body: text,
+          signal: AbortSignal.timeout(this.timeoutMs),
+          redirect: "error",
+        }).catch((error: unknown) => {
+          throw new CallbackError(`log could not be reached: ${String(error)}.`, true);
+        });
+        if (!response.ok) throw new CallbackError(`log answered ${response.status}.`, isRetryable(response.status), response.status);
+      },
+      { retryable: (error, attempt) => error instanceof CallbackError && error.retryable && attempt < LOG_ATTEMPTS, delayMs: (attempt) => backoff(attempt + 1, 250, 2_000, false) },
+    );
   }
 
   /**

@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { JobEvent } from "../../shared/schemas/jobs";
 import type { Timings } from "../config";
-import { sleep } from "../lib/sleep";
+import { backoff, retry } from "../lib/retry";
 import { CallbackError, type EdgeClient } from "./edge-client";
 
 /** A report before it gets its sequence number. */
@@ -113,21 +113,16 @@ export class EventReporter {
     const { timings, log } = this.options;
     const terminal = event.type === "completed" || event.type === "failed";
     const giveUpAt = Date.now() + (terminal ? timings.terminalGiveUpMs : timings.progressGiveUpMs);
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const ack = await this.client.postEvent(event);
-        if (ack.cancel && !terminal) this.options.onCancel();
-        return;
-      } catch (error) {
-        const retryable = !(error instanceof CallbackError) || error.retryable;
-        const superseded = event.type === "progress" && this.queue.length > 0;
-        const wait = Math.min(backoff(attempt, timings), Math.min(giveUpAt, this.retryDeadline) - Date.now());
-        if (!retryable || superseded || wait <= 0) {
-          if (!superseded) log.warn({ err: error, seq: event.seq, type: event.type }, "giving up on a job report");
-          return;
-        }
-        await sleep(wait, this.wake.signal);
-      }
+    const superseded = () => event.type === "progress" && this.queue.length > 0;
+    try {
+      const ack = await retry(() => this.client.postEvent(event), {
+        retryable: (error) => (!(error instanceof CallbackError) || error.retryable) && !superseded(),
+        delayMs: (attempt) => Math.min(backoff(attempt, timings.retryBaseMs, timings.retryMaxDelayMs), Math.min(giveUpAt, this.retryDeadline) - Date.now()),
+        wake: () => this.wake.signal,
+      });
+      if (ack.cancel && !terminal) this.options.onCancel();
+    } catch (error) {
+      if (!superseded()) log.warn({ err: error, seq: event.seq, type: event.type }, "giving up on a job report");
     }
   }
 
@@ -136,9 +131,4 @@ export class EventReporter {
     clearTimeout(this.progressTimer);
     this.progressTimer = undefined;
   }
-}
-
-function backoff(attempt: number, timings: Timings): number {
-  const jitter = 0.8 + Math.random() * 0.4;
-  return Math.min(timings.retryMaxDelayMs, timings.retryBaseMs * 2 ** attempt) * jitter;
 }

@@ -1,6 +1,6 @@
 import { access, constants } from "node:fs/promises";
 import path from "node:path";
-import { runIsolated } from "./process";
+import { type Command, runIsolated } from "./process";
 
 /** What /health reports: which layers actually wrap every ffmpeg and ffprobe run. */
 export interface IsolationReport {
@@ -16,11 +16,6 @@ export interface ResourceLimits {
   fileBytes: number;
   processes: number;
   openFiles: number;
-}
-
-export interface Command {
-  file: string;
-  args: string[];
 }
 
 /** nobody/nogroup on Debian: owns nothing, so ffmpeg can read only what is world-readable. */

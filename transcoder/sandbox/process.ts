@@ -1,5 +1,10 @@
 import { spawn } from "node:child_process";
-import type { Command } from "./isolation";
+
+/** A program and its arguments, spawned without a shell. */
+export interface Command {
+  file: string;
+  args: string[];
+}
 
 export interface RunOptions {
   cwd: string;
@@ -7,6 +12,8 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** Receives stdout as it arrives (ffmpeg's progress); otherwise stdout is collected. */
   onStdout?: (chunk: Buffer) => void;
+  /** Receives stderr as it arrives (ffmpeg's stream descriptions), besides keeping its tail. */
+  onStderr?: (chunk: Buffer) => void;
   /** Collected stdout beyond this kills the process (ffprobe answering far more than JSON for one file). */
   maxStdoutBytes?: number;
   /** Only the last this-many bytes of stderr are kept. */
@@ -63,7 +70,10 @@ export function runIsolated(command: Command, options: RunOptions): IsolatedProc
     if (options.maxStdoutBytes !== undefined && stdoutBytes > options.maxStdoutBytes) return killGroup();
     stdout.push(chunk);
   });
-  child.stderr.on("data", (chunk: Buffer) => stderr.push(chunk));
+  child.stderr.on("data", (chunk: Buffer) => {
+    stderr.push(chunk);
+    options.onStderr?.(chunk);
+  });
 
   const result = new Promise<RunResult>((resolve, reject) => {
     child.once("error", (error) => {
