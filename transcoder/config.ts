@@ -36,6 +36,8 @@ const EnvSchema = z
     /** Upper bound on a job's wall-clock time; a job's own `timeout_seconds` applies when smaller. */
     DEFAULT_TIMEOUT_SECONDS: seconds(600),
     DOWNLOAD_TIMEOUT_SECONDS: seconds(300),
+    /** A running ffmpeg whose output time, frame count and size stay still this long is stopped (STALLED). */
+    STALL_SECONDS: seconds(60),
     /** How long SIGTERM waits for running jobs before killing them. */
     SHUTDOWN_GRACE_SECONDS: z.coerce.number().int().nonnegative().default(120),
     DEV_FETCH_ALLOW_HOSTS: z.string().default(""),
@@ -84,6 +86,7 @@ export interface TranscoderConfig {
   maxMemoryBytes: number;
   maxJobSeconds: number;
   downloadTimeoutSeconds: number;
+  stallSeconds: number;
   shutdownGraceSeconds: number;
   /** Hosts the input fetcher may reach although they are private. Always empty in production. */
   devFetchAllowHosts: string[];
@@ -137,6 +140,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TranscoderConf
     maxMemoryBytes: parsed.MAX_MEMORY_BYTES,
     maxJobSeconds: parsed.DEFAULT_TIMEOUT_SECONDS,
     downloadTimeoutSeconds: parsed.DOWNLOAD_TIMEOUT_SECONDS,
+    stallSeconds: parsed.STALL_SECONDS,
     shutdownGraceSeconds: parsed.SHUTDOWN_GRACE_SECONDS,
     devFetchAllowHosts: production
       ? []

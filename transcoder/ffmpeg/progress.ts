@@ -5,6 +5,8 @@ export interface ProgressSnapshot {
   outTimeSeconds?: number;
   frame?: number;
   speed?: number;
+  /** Bytes written so far. */
+  totalSize?: number;
   /** `progress=end`: ffmpeg has finished writing. */
   end: boolean;
 }
@@ -47,6 +49,8 @@ function snapshotOf(block: Map<string, string>, end: boolean): ProgressSnapshot 
   if (block.has("frame") && Number.isInteger(frame) && frame >= 0) snapshot.frame = frame;
   const speed = Number.parseFloat(block.get("speed") ?? "");
   if (Number.isFinite(speed) && speed >= 0) snapshot.speed = speed;
+  const totalSize = Number(block.get("total_size"));
+  if (block.has("total_size") && Number.isInteger(totalSize) && totalSize >= 0) snapshot.totalSize = totalSize;
   return snapshot;
 }
 

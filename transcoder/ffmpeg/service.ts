@@ -16,9 +16,16 @@ export interface FfmpegRunOptions {
   /** Sets the CPU-time cap: a job may keep every core busy for its whole wall-clock limit. */
   timeoutSeconds: number;
   onStdout: (chunk: Buffer) => void;
+  onStderr?: (chunk: Buffer) => void;
 }
 
 const PROBE_STDOUT_BYTES = 4 * 1024 * 1024;
+/**
+ * How much of a file a format-only probe analyses for streams. The format itself is detected as
+ * ffmpeg always detects it (`formatprobesize`, up to 1 MiB), so the verdict is the same one a
+ * filter re-opening the file would reach.
+ */
+const HEADER_PROBE_BYTES = 32 * 1024;
 /** ffmpeg is one process with threads; the cap only stops anything that would fork. */
 const MAX_PROCESSES = 1024;
 const MAX_OPEN_FILES = 1024;
@@ -49,11 +56,13 @@ export class FfmpegService {
 
   /**
    * ffprobe's JSON description of one local file, read only with the demuxers in `whitelist`.
-   * `forceFormat` is the input's own `-f`, so the probe reads the file exactly as ffmpeg will.
+   * The format is always judged from the file's bytes (never a user's `-f`). `formatOnly` asks
+   * for the demuxer name alone and reads no more than the header.
    */
-  async probe(file: string, options: { cwd: string; signal: AbortSignal; whitelist: string; forceFormat?: string | undefined }): Promise<ProbeOutcome> {
-    const args = ["-v", "error", "-show_format", "-show_streams", "-of", "json", "-protocol_whitelist", "file", "-format_whitelist", options.whitelist];
-    if (options.forceFormat !== undefined) args.push("-f", options.forceFormat);
+  async probe(file: string, options: { cwd: string; signal: AbortSignal; whitelist: string; formatOnly?: boolean }): Promise<ProbeOutcome> {
+    const args = ["-v", "error", "-of", "json", "-protocol_whitelist", "file", "-format_whitelist", options.whitelist];
+    if (options.formatOnly) args.push("-show_entries", "format=format_name", "-probesize", String(HEADER_PROBE_BYTES), "-analyzeduration", "0");
+    else args.push("-show_format", "-show_streams");
     args.push("-i", file);
     const limits: ResourceLimits = {
       cpuSeconds: Math.ceil(this.config.timings.probeTimeoutMs / 1000) * os.availableParallelism(),
@@ -83,7 +92,7 @@ export class FfmpegService {
       processes: MAX_PROCESSES,
       openFiles: MAX_OPEN_FILES,
     };
-    return runIsolated(this.sandbox.wrap(this.ffmpegPath, argv, limits), { cwd: options.cwd, signal: options.signal, onStdout: options.onStdout });
+    return runIsolated(this.sandbox.wrap(this.ffmpegPath, argv, limits), { cwd: options.cwd, signal: options.signal, onStdout: options.onStdout, onStderr: options.onStderr });
   }
 }
 

@@ -1,8 +1,7 @@
 import { AppError } from "../../shared/errors";
 import type { ParsedCommand } from "../../shared/ffmpeg/index";
 import type { TranscoderConfig } from "../config";
-import { FORMAT_WHITELIST, checkInput, parseProbe, timingOf } from "../ffmpeg/probe";
-import type { InputTiming } from "../ffmpeg/progress";
+import { FORMAT_WHITELIST, isAllowedFormat, parseFormatName } from "../ffmpeg/probe";
 import type { FfmpegService } from "../ffmpeg/service";
 import { describe, downloadToFile } from "../lib/guarded-fetch";
 import { JobFailure } from "./failure";
@@ -34,34 +33,54 @@ export async function downloadInputs(parsed: ParsedCommand, workspace: Workspace
 }
 
 /**
- * Probes every downloaded input with the demuxer allow-list (with the input's own `-f`, if
- * any, so it is read as ffmpeg will read it) and refuses what is not plain media within the
- * pixel cap. Returns what progress reporting needs to know about each input.
+ * The inputs ffmpeg's own `-format_whitelist` cannot vouch for: one read with the user's `-f`
+ * (ffmpeg then trusts the name, not the bytes) and one a filter opens again by itself
+ * (`subtitles=`, `ass=`: libavfilter probes the file with no whitelist at all). Every other
+ * input is judged by ffmpeg from its bytes against the whitelist when it opens it.
  */
-export async function probeInputs(
+export function inputsToScreen(parsed: ParsedCommand, argv: readonly string[], inputPaths: readonly string[]): number[] {
+  const screened: number[] = [];
+  for (const [index, input] of parsed.inputs.entries()) {
+    const forced = input.options.some((use) => use.base === "f");
+    // The path as a whole word: ".../input-1" must not match inside ".../input-10".
+    const named = new RegExp(`${escape(inputPaths[index]!)}(?![0-9])`);
+    const reopened = argv.some((arg, position) => argv[position - 1] !== "-i" && named.test(arg));
+    if (forced || reopened) screened.push(index);
+  }
+  return screened;
+}
+
+/**
+ * Judges each of `indexes` by its bytes, as a filter re-opening it would: ffprobe detects the
+ * format (never with the user's `-f`), restricted to the demuxer allow-list, reading only the
+ * header. An input whose bytes are a playlist, a script or anything else off the list is refused.
+ */
+export async function screenInputs(
+  indexes: readonly number[],
   parsed: ParsedCommand,
   workspace: Workspace,
   inputPaths: readonly string[],
-  deps: { config: TranscoderConfig; ffmpeg: FfmpegService },
+  ffmpeg: FfmpegService,
   signal: AbortSignal,
-): Promise<InputTiming[]> {
-  const timings: InputTiming[] = [];
-  for (const [index, input] of parsed.inputs.entries()) {
-    const label = `Input ${index + 1} (${describe(input.url)})`;
-    const forceFormat = input.options.findLast((use) => use.base === "f")?.value;
-    const outcome = await deps.ffmpeg.probe(inputPaths[index]!, { cwd: workspace.root, signal, whitelist: FORMAT_WHITELIST, forceFormat });
-    signal.throwIfAborted();
-    const probe = outcome.json === undefined ? undefined : parseProbe(outcome.json);
-    if (!probe) {
-      throw new JobFailure(
-        "INPUT_FORMAT_NOT_ALLOWED",
-        outcome.formatRefused
-          ? `${label} is not in a format the service accepts (playlists, concat scripts, devices and generators are refused).`
-          : `${label} could not be read as audio, video, an image or subtitles.`,
-      );
-    }
-    checkInput(probe, label, deps.config.maxInputPixels);
-    timings.push(timingOf(probe));
-  }
-  return timings;
+): Promise<void> {
+  await Promise.all(
+    indexes.map(async (index) => {
+      const label = `Input ${index + 1} (${describe(parsed.inputs[index]!.url)})`;
+      const outcome = await ffmpeg.probe(inputPaths[index]!, { cwd: workspace.root, signal, whitelist: FORMAT_WHITELIST, formatOnly: true });
+      signal.throwIfAborted();
+      const format = outcome.json === undefined ? undefined : parseFormatName(outcome.json);
+      if (format === undefined || !isAllowedFormat(format)) {
+        throw new JobFailure(
+          "INPUT_FORMAT_NOT_ALLOWED",
+          outcome.formatRefused || format !== undefined
+            ? `${label} is not in a format the service accepts (playlists, concat scripts, devices and generators are refused).`
+            : `${label} could not be read as audio, video, an image or subtitles.`,
+        );
+      }
+    }),
+  );
+}
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }

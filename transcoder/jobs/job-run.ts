@@ -1,18 +1,21 @@
 import type { FastifyBaseLogger } from "fastify";
 import { AppError } from "../../shared/errors";
-import { buildArgv, checkCommand, type ParsedCommand } from "../../shared/ffmpeg/index";
+import { DEFAULT_LIMITS, buildArgv, checkCommand, type ParsedCommand } from "../../shared/ffmpeg/index";
 import type { TranscodeJob } from "../../shared/schemas/jobs";
 import type { TranscoderConfig } from "../config";
 import { FORMAT_WHITELIST } from "../ffmpeg/probe";
-import { type ProgressPlan, ProgressParser, percentDone, planProgress } from "../ffmpeg/progress";
+import { describe } from "../lib/guarded-fetch";
+import { type InputTiming, type ProgressPlan, ProgressParser, percentDone, planProgress } from "../ffmpeg/progress";
 import type { FfmpegService } from "../ffmpeg/service";
+import { type FileFacts, StreamInfoParser } from "../ffmpeg/stream-info";
 import type { Semaphore } from "../lib/semaphore";
-import { sleep } from "../lib/sleep";
+import { backoff, retry } from "../lib/retry";
 import type { RunResult } from "../sandbox/process";
 import { CallbackError, EdgeClient } from "./edge-client";
 import { JobFailure } from "./failure";
-import { downloadInputs, probeInputs } from "./inputs";
-import { type OutputFile, checkExpected, collectOutputs, contentTypeOf, inCommandOrder, watchOutputs } from "./outputs";
+import { RuntimeGuard } from "./guard";
+import { downloadInputs, inputsToScreen, screenInputs } from "./inputs";
+import { type OutputFile, checkExpected, collectOutputs, contentTypeOf, declaredOutputs, inCommandOrder, onlyDeclared, watchOutputs } from "./outputs";
 import { EventReporter, type TerminalReport } from "./reporter";
 import { type Workspace, createWorkspace, removeWorkspace } from "./workspace";
 
@@ -28,6 +31,7 @@ const MAX_ERROR_LENGTH = 8192;
 const STDERR_TAIL_LINES = 20;
 const STDERR_TAIL_BYTES = 4096;
 const UPLOAD_ATTEMPTS = 3;
+const DECODER_PIXEL_HEADROOM = 1.25;
 /** Our own outputs may also be single images, which ffprobe reads with image2 because of their extension. */
 const OUTPUT_FORMAT_WHITELIST = `${FORMAT_WHITELIST},image2`;
 
@@ -108,12 +112,13 @@ export class JobRun {
     const { config, ffmpeg } = this.deps;
     const workspace = await createWorkspace(config.workRoot, this.job.task_id, ffmpeg.sandbox.runAs);
     try {
-      const inputPaths = await downloadInputs(parsed, workspace, this.deps.config, this.signal);
-      const timings = await probeInputs(parsed, workspace, inputPaths, this.deps, this.signal);
-      await this.transcode(parsed, workspace, inputPaths, planProgress(parsed, timings), timeoutSeconds);
-      const expected = parsed.outputs.map((output) => output.filename);
-      const files = inCommandOrder(expected, await collectOutputs(workspace.outDir, this.outputLimits));
-      checkExpected(expected, files);
+      const inputPaths = await downloadInputs(parsed, workspace, config, this.signal);
+      const argv = buildArgv(withInputGuards(parsed, config.maxInputPixels), { inputPaths, outputDir: workspace.outDir });
+      await screenInputs(inputsToScreen(parsed, argv, inputPaths), parsed, workspace, inputPaths, ffmpeg, this.signal);
+      await this.transcode(parsed, argv, workspace, inputPaths, timeoutSeconds);
+      const declared = declaredOutputs(parsed);
+      const files = inCommandOrder(declared.names, onlyDeclared(declared, await collectOutputs(workspace.outDir, this.outputLimits)));
+      checkExpected(declared.names, files);
       await this.upload(files);
       const outputs = [];
       for (const file of files) {
@@ -141,14 +146,32 @@ export class JobRun {
     return { maxFiles: this.deps.config.maxOutputFiles, maxBytes: this.deps.config.maxOutputBytes };
   }
 
-  private async transcode(parsed: ParsedCommand, workspace: Workspace, inputPaths: string[], plan: ProgressPlan, timeoutSeconds: number): Promise<void> {
-    const argv = buildArgv(withFormatWhitelist(parsed), { inputPaths, outputDir: workspace.outDir });
-    const parser = new ProgressParser((snapshot) => {
-      const progress = percentDone(snapshot, plan);
-      if (progress === undefined) return;
+  private async transcode(parsed: ParsedCommand, argv: string[], workspace: Workspace, inputPaths: string[], timeoutSeconds: number): Promise<void> {
+    const { config } = this.deps;
+    const guard = new RuntimeGuard({
+      stallMs: config.stallSeconds * 1000,
+      maxInputPixels: config.maxInputPixels,
+      limits: DEFAULT_LIMITS,
+      onViolation: (failure) => this.cancel(failure),
+    });
+    // What "100 %" means comes from ffmpeg's own description of its inputs, printed before it starts.
+    const timings: InputTiming[] = [];
+    let plan: ProgressPlan = planProgress(parsed, timings);
+    const streams = new StreamInfoParser({
+      onInput: (index, facts) => {
+        timings[index] = timingOf(facts);
+        plan = planProgress(parsed, timings);
+        guard.input(index, facts);
+      },
+      onOutputStream: (index, stream) => guard.outputStream(index, stream),
+    });
+    const progress = new ProgressParser((snapshot) => {
+      guard.progress(snapshot, plan);
+      const done = percentDone(snapshot, plan);
+      if (done === undefined) return;
       this.reporter.progress({
         type: "progress",
-        progress,
+        progress: done,
         ...(snapshot.outTimeSeconds !== undefined ? { out_time_seconds: snapshot.outTimeSeconds } : {}),
         ...(snapshot.speed !== undefined ? { speed: snapshot.speed } : {}),
       });
@@ -157,38 +180,49 @@ export class JobRun {
     const stopWatching = watchOutputs(workspace.outDir, this.outputLimits, (failure) => this.cancel(failure));
     let result: RunResult;
     try {
-      const ffmpeg = this.deps.ffmpeg.run(argv, { cwd: workspace.outDir, signal: this.signal, timeoutSeconds, onStdout: (chunk) => parser.push(chunk) });
+      guard.start();
+      const ffmpeg = this.deps.ffmpeg.run(argv, {
+        cwd: workspace.outDir,
+        signal: this.signal,
+        timeoutSeconds,
+        onStdout: (chunk) => progress.push(chunk),
+        onStderr: (chunk) => streams.push(chunk),
+      });
       this.ffmpegPid = ffmpeg.pid;
       result = await ffmpeg.result;
       this.ffmpegLog = withoutLocalPaths(result.stderr, workspace, inputPaths);
     } finally {
+      guard.stop();
       stopWatching();
       releaseSlot?.();
       this.ffmpegPid = undefined;
     }
     this.signal.throwIfAborted();
-    if (result.signal === "SIGXFSZ") throw new JobFailure("OUTPUT_LIMIT_EXCEEDED", `An output grew past the limit of ${this.deps.config.maxOutputBytes} bytes.`);
+    if (result.signal === "SIGXFSZ") throw new JobFailure("OUTPUT_LIMIT_EXCEEDED", `An output grew past the limit of ${config.maxOutputBytes} bytes.`);
     if (result.signal === "SIGXCPU") throw new JobFailure("TIMEOUT", "ffmpeg used up its CPU-time limit and was stopped.");
-    if (result.code !== 0) throw new JobFailure("FFMPEG_FAILED", ffmpegFailure(result, workspace, inputPaths));
+    if (result.code !== 0) throw unreadableInput(result, streams.inputs, parsed, inputPaths) ?? new JobFailure("FFMPEG_FAILED", ffmpegFailure(result, workspace, inputPaths));
   }
 
   private async upload(files: readonly OutputFile[]): Promise<void> {
+    const { retryBaseMs, retryMaxDelayMs } = this.deps.config.timings;
     for (const file of files) {
       const request = { filename: file.filename, size: file.size, content_type: contentTypeOf(file.filename) };
-      for (let attempt = 1; ; attempt++) {
-        try {
-          const grant = await this.client.requestUpload(request, this.signal);
-          await this.client.putFile(grant.upload_url, file.path, file.size, request.content_type, this.signal);
-          break;
-        } catch (error) {
-          this.signal.throwIfAborted();
-          const retryable = error instanceof CallbackError && error.retryable;
-          if (!retryable || attempt >= UPLOAD_ATTEMPTS) {
-            const detail = error instanceof Error ? error.message : String(error);
-            throw new JobFailure("OUTPUT_UPLOAD_FAILED", `Output '${file.filename}' could not be stored: ${detail}`);
-          }
-          await sleep(this.deps.config.timings.retryBaseMs * 2 ** (attempt - 1), this.signal);
-        }
+      try {
+        await retry(
+          async () => {
+            const grant = await this.client.requestUpload(request, this.signal);
+            await this.client.putFile(grant.upload_url, file.path, file.size, request.content_type, this.signal);
+          },
+          {
+            retryable: (error, attempt) => !this.signal.aborted && error instanceof CallbackError && error.retryable && attempt < UPLOAD_ATTEMPTS,
+            delayMs: (attempt) => backoff(attempt, retryBaseMs, retryMaxDelayMs, false),
+            wake: this.signal,
+          },
+        );
+      } catch (error) {
+        this.signal.throwIfAborted();
+        const detail = error instanceof Error ? error.message : String(error);
+        throw new JobFailure("OUTPUT_UPLOAD_FAILED", `Output '${file.filename}' could not be stored: ${detail}`);
       }
     }
   }
@@ -213,12 +247,42 @@ export class JobRun {
   }
 }
 
-/** Every input is opened with ffmpeg's own demuxer allow-list too, so it enforces what the probe checked. */
-function withFormatWhitelist(parsed: ParsedCommand): ParsedCommand {
-  return {
-    ...parsed,
-    inputs: parsed.inputs.map((input) => ({ ...input, options: [...input.options, { name: "format_whitelist", base: "format_whitelist", value: FORMAT_WHITELIST }] })),
-  };
+/**
+ * Every input is opened with ffmpeg's own demuxer allow-list, which judges the bytes when no
+ * `-f` is given (inputs with one are judged by `screenInputs` first), and with a pixel cap its
+ * decoders enforce before allocating a frame. Decoders count their padded (coded) size, so the
+ * cap there has headroom; the exact cap is checked on the size ffmpeg declares (RuntimeGuard).
+ */
+function withInputGuards(parsed: ParsedCommand, maxInputPixels: number): ParsedCommand {
+  const guards = [
+    { name: "format_whitelist", base: "format_whitelist", value: FORMAT_WHITELIST },
+    { name: "max_pixels", base: "max_pixels", value: String(Math.ceil(maxInputPixels * DECODER_PIXEL_HEADROOM)) },
+  ];
+  return { ...parsed, inputs: parsed.inputs.map((input) => ({ ...input, options: [...input.options, ...guards] })) };
+}
+
+function timingOf(facts: FileFacts): InputTiming {
+  const timing: InputTiming = {};
+  if (facts.durationSeconds !== undefined) timing.durationSeconds = facts.durationSeconds;
+  const rate = facts.streams.find((stream) => stream.kind === "video" && stream.frameRate !== undefined)?.frameRate;
+  if (rate !== undefined) timing.frameRate = rate;
+  return timing;
+}
+
+/**
+ * ffmpeg could not open an input (it prints "<path>: <reason>" and no description of it): its
+ * bytes are not in an accepted format. Undefined when the failure was something else.
+ */
+function unreadableInput(result: RunResult, described: readonly (FileFacts | undefined)[], parsed: ParsedCommand, inputPaths: readonly string[]): JobFailure | undefined {
+  const index = inputPaths.findIndex((file, position) => described[position] === undefined && result.stderr.split("\n").some((line) => line.startsWith(`${file}: `)));
+  if (index < 0) return undefined;
+  const label = `Input ${index + 1} (${describe(parsed.inputs[index]!.url)})`;
+  return new JobFailure(
+    "INPUT_FORMAT_NOT_ALLOWED",
+    /not on whitelist/i.test(result.stderr)
+      ? `${label} is not in a format the service accepts (playlists, concat scripts, devices and generators are refused).`
+      : `${label} could not be read as audio, video, an image or subtitles.`,
+  );
 }
 
 /**

@@ -1,5 +1,7 @@
 import { lstat, readdir } from "node:fs/promises";
 import path from "node:path";
+import type { OptionUse, ParsedCommand } from "../../shared/ffmpeg/index";
+import { OPTIONS } from "../../shared/ffmpeg/options";
 import { JobFailure } from "./failure";
 
 export interface OutputFile {
@@ -50,6 +52,76 @@ export function checkExpected(expected: readonly string[], files: readonly Outpu
   }
 }
 
+/** What a command declares it writes: its outputs, and the files its muxer options name. */
+export interface DeclaredOutputs {
+  /** The outputs as the command names them (patterns included), in command order. */
+  names: string[];
+  /** Every file name the command may publish: the outputs, their segments and side files. */
+  matchers: RegExp[];
+}
+
+/**
+ * The output names a command declares, and the files that go with them: names in options that
+ * write files (`-hls_segment_filename`, `-segment_list`, `-master_pl_name`,
+ * `-hls_fmp4_init_filename`) and the HLS muxer's default segment and init names. Anything else
+ * ffmpeg writes on its own (x264's `ffmpeg2pass-0.log` with `-flags +pass1`, temporary files)
+ * is not an output and is never published.
+ */
+export function declaredOutputs(parsed: ParsedCommand): DeclaredOutputs {
+  const names = parsed.outputs.map((output) => output.filename);
+  const matchers: RegExp[] = [];
+  for (const output of parsed.outputs) {
+    matchers.push(nameMatcher(output.filename));
+    for (const use of output.options) {
+      if (use.value !== undefined && (OPTIONS[use.base]?.rewrite === "output-path" || SIDE_FILE_OPTIONS.has(use.base))) matchers.push(nameMatcher(use.value));
+    }
+    if (isHls(output.filename, output.options)) matchers.push(...hlsDefaults(output.filename, output.options));
+  }
+  return { names, matchers };
+}
+
+export function onlyDeclared(declared: DeclaredOutputs, files: readonly OutputFile[]): OutputFile[] {
+  return files.filter((file) => declared.matchers.some((matcher) => matcher.test(file.filename)));
+}
+
+/** Options naming a file written next to the output (checked by the policy as plain names). */
+const SIDE_FILE_OPTIONS = new Set(["hls_fmp4_init_filename", "master_pl_name"]);
+
+function isHls(filename: string, options: readonly OptionUse[]): boolean {
+  const format = options.findLast((use) => use.base === "f")?.value;
+  return format === undefined ? /\.m3u8$/i.test(filename) : format === "hls";
+}
+
+/**
+ * Files the HLS muxer names by itself (libavformat/hlsenc.c): segments "<playlist stem>%d.ts"
+ * (".m4s" for fMP4, no number with `single_file`) unless `-hls_segment_filename` names them,
+ * and for fMP4 "init.mp4" (with a variant suffix when there are several streams) unless
+ * `-hls_fmp4_init_filename` names it.
+ */
+function hlsDefaults(playlist: string, options: readonly OptionUse[]): RegExp[] {
+  const value = (base: string) => options.findLast((use) => use.base === base)?.value;
+  const fmp4 = value("hls_segment_type") === "fmp4";
+  const single = (value("hls_flags") ?? "").split("+").includes("single_file");
+  const stem = playlist.replace(/\.[^.]*$/, "");
+  const defaults: RegExp[] = [];
+  if (value("hls_segment_filename") === undefined) defaults.push(nameMatcher(`${stem}${single ? "" : "%d"}.${fmp4 ? "m4s" : "ts"}`));
+  if (fmp4) {
+    const init = value("hls_fmp4_init_filename") ?? "init.mp4";
+    const dot = init.lastIndexOf(".");
+    const [base, extension] = dot > 0 ? [init.slice(0, dot), init.slice(dot)] : [init, ""];
+    defaults.push(nameMatcher(init), nameMatcher(`${base}_%d${extension}`));
+  }
+  return defaults;
+}
+
+function nameMatcher(name: string): RegExp {
+  return sequencePattern(name) ?? new RegExp(`^${escapeRegExp(name)}$`);
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
 /**
  * The files in the order the command names its outputs (what clients expect `outputs[0]` to
  * be), then by name: a pattern's files, and extra files such as HLS segments, by name.
@@ -71,7 +143,7 @@ export function sequencePattern(name: string): RegExp | undefined {
   if (!name.includes("%")) return undefined;
   const source = name
     .split(/(%%|%0?\d*d|%v)/)
-    .map((part) => (part === "%%" ? "%" : /^%(0?\d*d|v)$/.test(part) ? "\\d+" : part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
+    .map((part) => (part === "%%" ? "%" : /^%(0?\d*d|v)$/.test(part) ? "\\d+" : escapeRegExp(part)))
     .join("");
   return new RegExp(`^${source}$`);
 }

@@ -169,4 +169,25 @@ describe("a job", () => {
     expect(terminal.type).toBe("completed");
     expect(edge.events(job.task_id)[0]?.type).toBe("started");
   });
+
+  it("publishes only the outputs the command declares, not x264's two-pass logs", async () => {
+    const job = jobFor(edge, `ffmpeg -i ${media.url("/clip.mp4")} -c:v libx264 -flags +pass1 -an out.mp4`);
+    await postJob(transcoder.app, job);
+    const terminal = await edge.waitForTerminal(job.task_id);
+    expect(terminal, JSON.stringify(terminal)).toMatchObject({ type: "completed" });
+    if (terminal.type === "completed") expect(terminal.outputs.map((output) => output.filename)).toEqual(["out.mp4"]);
+    expect(edge.uploadRequests(job.task_id).map((request) => request.filename)).toEqual(["out.mp4"]);
+  });
+
+  it("publishes an HLS playlist with the segments ffmpeg names by default", async () => {
+    const job = jobFor(edge, `ffmpeg -i ${media.url("/clip.mp4")} -c:v libx264 -g 25 -f hls -hls_time 1 -hls_playlist_type vod index.m3u8`);
+    await postJob(transcoder.app, job);
+    const terminal = await edge.waitForTerminal(job.task_id);
+    expect(terminal, JSON.stringify(terminal)).toMatchObject({ type: "completed" });
+    if (terminal.type !== "completed") return;
+    const names = terminal.outputs.map((output) => output.filename);
+    expect(names[0]).toBe("index.m3u8");
+    expect(names.slice(1).length).toBeGreaterThanOrEqual(2);
+    for (const name of names.slice(1)) expect(name).toMatch(/^index\d+\.ts$/);
+  });
 });

@@ -3,7 +3,8 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { JobFailure } from "../../../transcoder/jobs/failure";
-import { checkExpected, collectOutputs, contentTypeOf, inCommandOrder, sequencePattern } from "../../../transcoder/jobs/outputs";
+import { checkCommand } from "../../../shared/ffmpeg/index";
+import { checkExpected, collectOutputs, contentTypeOf, declaredOutputs, inCommandOrder, onlyDeclared, sequencePattern } from "../../../transcoder/jobs/outputs";
 
 let dir: string;
 beforeEach(async () => void (dir = await mkdtemp(path.join(os.tmpdir(), "ffedge-out-"))));
@@ -68,5 +69,25 @@ describe("inCommandOrder", () => {
     const files = ["audio.mp3", "index.m3u8", "seg_001.ts", "seg_000.ts", "small.mp4", "thumb_02.jpg", "thumb_01.jpg"].map(file);
     const ordered = inCommandOrder(["small.mp4", "thumb_%02d.jpg", "audio.mp3", "index.m3u8"], files).map((f) => f.filename);
     expect(ordered).toEqual(["small.mp4", "thumb_01.jpg", "thumb_02.jpg", "audio.mp3", "index.m3u8", "seg_000.ts", "seg_001.ts"]);
+  });
+});
+
+describe("declaredOutputs and onlyDeclared", () => {
+  const published = (command: string, names: string[]) =>
+    onlyDeclared(declaredOutputs(checkCommand(command)), names.map((filename) => ({ filename, path: `/out/${filename}`, size: 1 }))).map((file) => file.filename);
+
+  it("publishes the named outputs and never files ffmpeg wrote on its own (two-pass logs)", () => {
+    const names = ["out.mp4", "ffmpeg2pass-0.log", "ffmpeg2pass-0.log.mbtree", "x264_2pass.log", "x264_2pass.log.temp"];
+    expect(published("ffmpeg -i https://example.com/a.mp4 -c:v libx264 -flags +pass1 out.mp4", names)).toEqual(["out.mp4"]);
+  });
+
+  it("matches sequence patterns to their files", () => {
+    expect(published("ffmpeg -i https://example.com/a.mp4 -f segment -segment_time 1 seg_%03d.ts", ["seg_000.ts", "seg_001.ts", "seg_x.ts", "other.ts"])).toEqual(["seg_000.ts", "seg_001.ts"]);
+  });
+
+  it("publishes an HLS playlist with its default segments, or the segments it names", () => {
+    expect(published("ffmpeg -i https://example.com/a.mp4 -f hls -hls_time 1 index.m3u8", ["index.m3u8", "index0.ts", "index1.ts", "stray.ts"])).toEqual(["index.m3u8", "index0.ts", "index1.ts"]);
+    expect(published("ffmpeg -i https://example.com/a.mp4 -hls_segment_filename part_%02d.ts index.m3u8", ["index.m3u8", "part_00.ts", "index0.ts"])).toEqual(["index.m3u8", "part_00.ts"]);
+    expect(published("ffmpeg -i https://example.com/a.mp4 -f hls -hls_segment_type fmp4 index.m3u8", ["index.m3u8", "index0.m4s", "init.mp4"])).toEqual(["index.m3u8", "index0.m4s", "init.mp4"]);
   });
 });
