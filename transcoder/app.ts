@@ -18,7 +18,8 @@ const app = exposed<{ config: TranscoderConfig }>(async function app(fastify, { 
 
   fastify.setErrorHandler((error: FastifyError | AppError, request, reply) => {
     const problem = toAppError(error);
-    if (problem.status >= 500) request.log.error({ err: error }, "request failed");
+    // Busy is capacity, not failure: the edge waits for a slot, so it is no error to log.
+    if (problem.status >= 500 && problem.code !== "TRANSCODER_BUSY") request.log.error({ err: error }, "request failed");
     return reply.headers(problem.headers).code(problem.status).type("application/problem+json").send(problemBody(problem));
   });
   fastify.setNotFoundHandler((request, reply) => {

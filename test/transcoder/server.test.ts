@@ -76,11 +76,19 @@ describe("transcoder/server.ts", () => {
       return { server, base, taskId: job.task_id, ffmpegPid: ffmpegPid! };
     }
 
-    it("takes ffmpeg down with it when it is killed outright", async () => {
-      const { server, ffmpegPid } = await serverWithSlowJob();
+    it("takes ffmpeg down with it when it is killed outright; restarted, it sweeps the job folder at once and takes the same task again", async () => {
+      const { server, ffmpegPid, taskId } = await serverWithSlowJob();
       server.child.kill("SIGKILL");
       await server.exited;
       await waitUntil(async () => !(await processRunning(ffmpegPid)), 2_000);
+      expect(await readdir(workRoot)).toHaveLength(1);
+
+      const restarted = await serverWithSlowJob();
+      expect(await readdir(workRoot)).toHaveLength(1);
+      const again = await fetch(`${restarted.base}/jobs`, { method: "POST", headers: { authorization: `Bearer ${SECRET}`, "content-type": "application/json" }, body: JSON.stringify(jobFor(edge, slowCommand(media.url("/long.mp4")), { task_id: taskId })) });
+      expect(again.status).toBe(202);
+      restarted.server.child.kill("SIGKILL");
+      await restarted.server.exited;
       await rm(workRoot, { recursive: true, force: true });
       await mkdir(workRoot);
     });

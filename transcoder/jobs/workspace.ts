@@ -1,4 +1,5 @@
-import { chmod, chown, mkdir, mkdtemp, readdir, rm, stat } from "node:fs/promises";
+import { readFileSync } from "node:fs";
+import { chmod, chown, mkdir, mkdtemp, readFile, readdir, rm, stat } from "node:fs/promises";
 import path from "node:path";
 
 /** One job's directory: inputs are downloaded into `in/`, ffmpeg writes only into `out/`. */
@@ -35,7 +36,7 @@ export async function prepareWorkRoot(workRoot: string, owner: Owner): Promise<v
  * the only directory ffmpeg's user can write to. Nothing in it can be listed by other jobs.
  */
 export async function createWorkspace(workRoot: string, taskId: string, owner: Owner): Promise<Workspace> {
-  const root = await mkdtemp(path.join(workRoot, `${taskId}-`));
+  const root = await mkdtemp(path.join(workRoot, `${taskId}@${THIS_PROCESS}-`));
   const workspace = { root, inDir: path.join(root, "in"), outDir: path.join(root, "out") };
   await chmod(root, 0o711);
   await mkdir(workspace.inDir, { mode: 0o711 });
@@ -63,18 +64,43 @@ export async function removeWorkspace(workspace: Workspace): Promise<void> {
 }
 
 /**
- * Removes job directories left behind by a transcoder that was killed outright (SIGKILL, OOM).
- * Several transcoders may share WORK_ROOT, so only directories older than any job can live are
- * taken. Returns how many were removed.
+ * Which process made a job directory: its pid and its start time (in clock ticks since boot,
+ * from /proc/<pid>/stat), so a reused pid is never mistaken for the owner.
+ */
+const THIS_PROCESS = `${process.pid}.${startTimeOf(readFileSync("/proc/self/stat", "utf8"))}`;
+
+function startTimeOf(stat: string): string | undefined {
+  // The command name (field 2) may hold spaces and parentheses; fields after it are plain.
+  return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+}
+
+async function processAlive(pid: string, startTime: string): Promise<boolean> {
+  const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => undefined);
+  return stat !== undefined && startTimeOf(stat) === startTime;
+}
+
+const OWNED = /^[A-Za-z0-9_-]+@(\d+)\.(\d+)-[A-Za-z0-9]{6}$/;
+const UNOWNED = /^[A-Za-z0-9_-]+-[A-Za-z0-9]{6}$/;
+
+/**
+ * Removes job directories left behind by a transcoder that was killed outright (SIGKILL, OOM):
+ * at once when the process that made one is gone (several transcoders may share WORK_ROOT, so a
+ * living owner's are never touched), and directories without an owner (an older layout) once
+ * they are older than any job can live. Returns how many were removed.
  */
 export async function sweepStaleWorkspaces(workRoot: string, olderThanMs: number): Promise<number> {
   let removed = 0;
   for (const entry of await readdir(workRoot, { withFileTypes: true })) {
-    // Only names createWorkspace makes: "<task id>-<6 random characters>".
-    if (!entry.isDirectory() || !/^[A-Za-z0-9_-]+-[A-Za-z0-9]{6}$/.test(entry.name)) continue;
+    if (!entry.isDirectory()) continue;
     const dir = path.join(workRoot, entry.name);
-    const info = await stat(dir).catch(() => undefined);
-    if (!info || Date.now() - info.mtimeMs < olderThanMs) continue;
+    const owner = OWNED.exec(entry.name);
+    if (owner) {
+      if (await processAlive(owner[1]!, owner[2]!)) continue;
+    } else {
+      if (!UNOWNED.test(entry.name)) continue;
+      const info = await stat(dir).catch(() => undefined);
+      if (!info || Date.now() - info.mtimeMs < olderThanMs) continue;
+    }
     await rm(dir, { recursive: true, force: true });
     removed++;
   }

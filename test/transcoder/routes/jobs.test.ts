@@ -68,12 +68,14 @@ describe("POST /jobs", () => {
     expect(media.hits.filter((hit) => hit === "/clip.mp4").length - hitsBefore).toBe(1);
   });
 
-  it("answers 503 TRANSCODER_BUSY with Retry-After when every slot is taken", async () => {
+  it("answers 503 TRANSCODER_BUSY with Retry-After when every slot is taken, and logs no error for it", async () => {
     const running = jobFor(edge, slowCommand(media.url("/long.mp4")));
     expect((await postJob(transcoder.app, running)).statusCode).toBe(202);
     const response = await postJob(transcoder.app, jobFor(edge, `ffmpeg -i ${media.url("/clip.mp4")} out.mp4`));
     expectProblem(response, 503, "TRANSCODER_BUSY");
     expect(Number(response.headers["retry-after"])).toBeGreaterThan(0);
+    const errors = transcoder.logs.map((line) => JSON.parse(line) as { level: number; msg?: string }).filter((entry) => entry.level >= 50);
+    expect(errors).toEqual([]);
     await transcoder.app.inject({ method: "DELETE", url: `/jobs/${running.task_id}`, headers: { authorization: `Bearer ${SECRET}` } });
     await edge.waitForTerminal(running.task_id);
   });
