@@ -13,9 +13,8 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs, promisify } from "node:util";
-import { makeClip } from "../test/helpers/media";
-import { authed, uploadLocalFile } from "../test/e2e/helpers";
-import { Stack } from "../test/e2e/stack";
+import { makeClip } from "../scripts/lib/media";
+import { Stack, authed, uploadLocalFile } from "../scripts/lib/local-stack";
 
 const run = promisify(execFile);
 const SHORT_ARGS = ["-c:v", "libx264", "-preset", "veryfast", "-crf", "28", "-c:a", "aac"];

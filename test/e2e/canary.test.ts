@@ -3,9 +3,9 @@ import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { makeClip, mediaDir } from "../helpers/media";
-import { type TaskBody, authed, submitTask, uploadLocalFile, waitForEnd } from "./helpers";
-import { Stack } from "./stack";
+import { makeClip, mediaDir } from "../../scripts/lib/media";
+import { type TaskBody, submitTask, waitForEnd } from "./helpers";
+import { Stack, authed, uploadLocalFile } from "../../scripts/lib/local-stack";
 
 /**
  * The catalogue's canary: a secret in the transcoder's environment and in a world-readable

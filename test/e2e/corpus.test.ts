@@ -2,9 +2,9 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AUDIO, IMAGE, REAL_WORLD_COMMANDS, SUBTITLES, VIDEO, VIDEO2 } from "../shared/ffmpeg/corpus";
-import { makeAudio, makeClip, makeImage, mediaDir } from "../helpers/media";
-import { type TaskBody, authed, submitTask, uploadLocalFile } from "./helpers";
-import { Stack } from "./stack";
+import { makeAudio, makeClip, makeImage, mediaDir } from "../../scripts/lib/media";
+import { type TaskBody, submitTask } from "./helpers";
+import { Stack, authed, uploadLocalFile } from "../../scripts/lib/local-stack";
 
 const SRT = "1\n00:00:00,000 --> 00:00:01,500\nHello from ffedge\n\n2\n00:00:01,500 --> 00:00:02,000\nBye\n";
 

@@ -1,6 +1,4 @@
-import { readFile } from "node:fs/promises";
-import { basename } from "node:path";
-import type { Stack } from "./stack";
+import { type Stack, authed } from "../../scripts/lib/local-stack";
 
 export type TaskBody = {
   task_id: string;
@@ -10,20 +8,6 @@ export type TaskBody = {
   error?: string;
   error_code?: string;
 };
-
-export function authed(key: string, init: RequestInit = {}): RequestInit {
-  const headers = new Headers(init.headers);
-  headers.set("authorization", `Bearer ${key}`);
-  return { ...init, headers };
-}
-
-export async function uploadLocalFile(stack: Stack, key: string, path: string, type = "video/mp4"): Promise<{ url: string; key: string; size: number }> {
-  const form = new FormData();
-  form.append("file", new Blob([await readFile(path)], { type }), basename(path));
-  const response = await stack.fetch("/api/upload/file", authed(key, { method: "POST", body: form }));
-  if (response.status !== 201) throw new Error(`upload failed: ${response.status} ${await response.text()}`);
-  return response.json() as Promise<{ url: string; key: string; size: number }>;
-}
 
 export async function submitTask(stack: Stack, key: string, body: Record<string, unknown>): Promise<Response> {
   return stack.fetch("/v1/tasks", authed(key, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }));

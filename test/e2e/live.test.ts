@@ -1,8 +1,8 @@
 import { execFileSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { makeClip, mediaDir } from "../helpers/media";
-import { type TaskBody, authed, getTask, submitTask, uploadLocalFile, waitForEnd } from "./helpers";
-import { Stack } from "./stack";
+import { makeClip, mediaDir } from "../../scripts/lib/media";
+import { type TaskBody, getTask, submitTask, waitForEnd } from "./helpers";
+import { Stack, authed, uploadLocalFile } from "../../scripts/lib/local-stack";
 
 let stack: Stack;
 let user: { key: string; userId: string };

@@ -1,8 +1,8 @@
 import { execFileSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { makeClip, mediaDir } from "../helpers/media";
-import { getTask, submitTask, uploadLocalFile, waitForEnd } from "./helpers";
-import { Stack } from "./stack";
+import { makeClip, mediaDir } from "../../scripts/lib/media";
+import { getTask, submitTask, waitForEnd } from "./helpers";
+import { Stack, uploadLocalFile } from "../../scripts/lib/local-stack";
 
 describe("a transcoder at capacity", () => {
   let stack: Stack;

@@ -1,9 +1,9 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { makeClip, mediaDir, probe } from "../helpers/media";
-import { authed, getTask, submitTask, uploadLocalFile, waitForEnd } from "./helpers";
-import { Stack } from "./stack";
+import { makeClip, mediaDir, probe } from "../../scripts/lib/media";
+import { getTask, submitTask, waitForEnd } from "./helpers";
+import { Stack, authed, uploadLocalFile } from "../../scripts/lib/local-stack";
 
 let stack: Stack;
 let dir: string;

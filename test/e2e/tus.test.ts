@@ -1,9 +1,8 @@
 import { createHash, randomBytes } from "node:crypto";
 import { Upload } from "tus-js-client";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
-import { authed } from "./helpers";
 import { FlakyLink } from "./flaky-link";
-import { Stack } from "./stack";
+import { Stack, authed } from "../../scripts/lib/local-stack";
 
 type UrlStorage = NonNullable<Upload["options"]["urlStorage"]>;
 type PreviousUpload = Awaited<ReturnType<Upload["findPreviousUploads"]>>[number];

@@ -1,9 +1,9 @@
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebhookEventSchema } from "../../shared/schemas/webhooks";
-import { makeClip, mediaDir } from "../helpers/media";
-import { authed, getTask, submitTask, uploadLocalFile, waitForEnd } from "./helpers";
-import { Stack } from "./stack";
+import { makeClip, mediaDir } from "../../scripts/lib/media";
+import { getTask, submitTask, waitForEnd } from "./helpers";
+import { Stack, authed, uploadLocalFile } from "../../scripts/lib/local-stack";
 import { type ReceivedRequest, WebhookReceiver } from "./webhook-receiver";
 
 interface Delivery {

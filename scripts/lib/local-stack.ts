@@ -1,11 +1,11 @@
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { promisify } from "node:util";
 import { unstable_startWorker } from "wrangler";
 import { newKeyStatements } from "../../shared/accounts";
-import { freePort } from "../helpers/ports";
 
 const run = promisify(execFile);
 const quiet = { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false", CI: "1" };
@@ -27,7 +27,7 @@ export interface Transcoder {
 }
 
 /**
- * The real local stack: the Worker in workerd (local D1, R2, Queues, Durable Objects) and
+ * The real local stack for end-to-end tests and benchmarks: the Worker in workerd (local D1, R2, Queues, Durable Objects) and
  * Fastify transcoder processes, talking over HTTP exactly as in development.
  */
 export class Stack {
@@ -126,4 +126,30 @@ export async function startTranscoder(edgeUrl: string, env: Record<string, strin
   }
   child.kill("SIGKILL");
   throw new Error(`transcoder did not become healthy: ${logs.join("")}`);
+}
+
+export function authed(key: string, init: RequestInit = {}): RequestInit {
+  const headers = new Headers(init.headers);
+  headers.set("authorization", `Bearer ${key}`);
+  return { ...init, headers };
+}
+
+export async function uploadLocalFile(stack: Stack, key: string, path: string, type = "video/mp4"): Promise<{ url: string; key: string; size: number }> {
+  const form = new FormData();
+  form.append("file", new Blob([await readFile(path)], { type }), basename(path));
+  const response = await stack.fetch("/api/upload/file", authed(key, { method: "POST", body: form }));
+  if (response.status !== 201) throw new Error(`upload failed: ${response.status} ${await response.text()}`);
+  return response.json() as Promise<{ url: string; key: string; size: number }>;
+}
+
+/** A TCP port that was free a moment ago on 127.0.0.1. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
+    });
+  });
 }
