@@ -5,8 +5,8 @@
  *   list                   prefix, user, created, revoked of every key (never a key itself)
  *   revoke <prefix>        revoke the key with that display prefix
  *
- * Options: --remote targets the deployed D1 (`wrangler d1 execute DB --remote`; its migrations
- * are applied by the deploy, not here). By default the local D1 that `wrangler dev` uses is
+ * Options: --remote targets the deployed D1 (`wrangler d1 execute DB --remote --env production`,
+ * the binding `npm run deploy` ships; its migrations are applied by the deploy, not here). By default the local D1 that `wrangler dev` uses is
  * targeted, after applying its migrations; --persist-to <dir> points at another local state
  * directory (tests use a temporary one so they never touch the developer's .wrangler/).
  */
@@ -57,8 +57,12 @@ function wranglerEnv(): NodeJS.ProcessEnv {
   return { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" };
 }
 
-function targetFlags(target: Target): string[] {
-  if (target.remote) return ["--remote"];
+/**
+ * wrangler's flags for `target`. The deployed Worker is `[env.production]` in wrangler.toml;
+ * without `--env production` wrangler would address the top-level (local stack's) database.
+ */
+export function targetFlags(target: Target): string[] {
+  if (target.remote) return ["--remote", "--env", "production"];
   return target.persistTo ? ["--local", "--persist-to", target.persistTo] : ["--local"];
 }
 

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashApiKey } from "../../shared/api-keys";
-import { ROOT, execute, renderSql } from "../../scripts/keys";
+import { ROOT, execute, renderSql, targetFlags } from "../../scripts/keys";
 
 interface Run {
   code: number;
@@ -105,6 +105,14 @@ describe("keys usage errors", () => {
     expect(run.code).toBe(2);
     expect(run.stdout).toBe("");
     expect(run.stderr).toMatch(/keys: /);
+  });
+});
+
+describe("wrangler target", () => {
+  it("addresses the production environment's D1 with --remote, and the local one otherwise", () => {
+    expect(targetFlags({ remote: true })).toEqual(["--remote", "--env", "production"]);
+    expect(targetFlags({ remote: false })).toEqual(["--local"]);
+    expect(targetFlags({ remote: false, persistTo: "/tmp/x" })).toEqual(["--local", "--persist-to", "/tmp/x"]);
   });
 });
 
