@@ -5,6 +5,7 @@
 const BENCHMARKS: Record<string, () => Promise<(argv: string[]) => Promise<void>>> = {
   upload: async () => (await import("./upload")).runUploadBenchmark,
   tasks: async () => (await import("./tasks")).runTasksBenchmark,
+  load: async () => (await import("./load")).runLoadBenchmark,
 };
 
 async function main(argv: string[]): Promise<void> {
