@@ -1,7 +1,8 @@
 import { getContainer } from "@cloudflare/containers";
 import type { TranscodeJob } from "../../shared/schemas/jobs";
 import type { TranscoderContainer } from "./transcoder-container";
-import { type DispatchOutcome, type Dispatcher, outcomeOf } from "./dispatcher";
+import type { Dispatcher } from "./dispatcher";
+import { type DispatchOutcome, outcomeOf } from "./outcome";
 
 /**
  * Production: one Cloudflare Container per task, addressed by the task id, so a task's
@@ -25,6 +26,13 @@ export function containerDispatcher(env: Env): Dispatcher {
       await getContainer(namespace, taskId)
         .fetch(new Request(`http://transcoder/jobs/${encodeURIComponent(taskId)}`, { method: "DELETE", headers }))
         .catch(() => undefined);
+    },
+    async release(taskId: string): Promise<void> {
+      await getContainer(namespace, taskId).stop().catch(() => undefined);
+    },
+    // Probing a stopped container would start a new one; its heartbeats decide instead.
+    async isAlive(): Promise<boolean> {
+      return true;
     },
   };
 }

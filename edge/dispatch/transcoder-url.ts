@@ -1,7 +1,9 @@
 import type { TranscodeJob } from "../../shared/schemas/jobs";
-import { type DispatchOutcome, type Dispatcher, outcomeOf } from "./dispatcher";
+import type { Dispatcher } from "./dispatcher";
+import { type DispatchOutcome, outcomeOf } from "./outcome";
 
 const DISPATCH_TIMEOUT_MS = 10_000;
+const PROBE_TIMEOUT_MS = 3_000;
 
 /**
  * Local development and self-hosting: `TRANSCODER_URL` lists one or more Fastify
@@ -28,7 +30,22 @@ export function urlDispatcher(env: Env): Dispatcher {
       return last;
     },
     async cancel(taskId: string, target: string): Promise<void> {
-      await fetch(`${target}/jobs/${encodeURIComponent(taskId)}`, { method: "DELETE", headers, signal: AbortSignal.timeout(DISPATCH_TIMEOUT_MS) }).catch(() => undefined);
+      await fetch(`${target}/jobs/${encodeURIComponent(taskId)}`, { method: "DELETE", headers, signal: AbortSignal.timeout(DISPATCH_TIMEOUT_MS) })
+        .then((response) => response.body?.cancel())
+        .catch(() => undefined);
+    },
+    // A shared server outlives its tasks.
+    async release(): Promise<void> {},
+    // Jobs live in the server's memory: a server that does not answer has lost them, and one
+    // that answers after a restart no longer has them either (its reports would have come).
+    async isAlive(target: string): Promise<boolean> {
+      try {
+        const response = await fetch(`${target}/health`, { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) });
+        await response.body?.cancel();
+        return true;
+      } catch {
+        return false;
+      }
     },
   };
 }

@@ -1,0 +1,17 @@
+/** What a transcoder said to a job. `busy` and `unreachable` are worth trying again later. */
+export type DispatchOutcome =
+  | { kind: "accepted"; target: string }
+  | { kind: "duplicate"; target: string }
+  | { kind: "busy"; detail: string }
+  | { kind: "unreachable"; detail: string }
+  | { kind: "rejected"; detail: string };
+
+/** Turns a transcoder's answer to `POST /jobs` into an outcome. */
+export async function outcomeOf(response: Response, target: string): Promise<DispatchOutcome> {
+  const body = await response.text().catch(() => "");
+  if (response.status === 202) return { kind: "accepted", target };
+  if (response.status === 409) return { kind: "duplicate", target };
+  if (response.status === 429 || response.status === 503) return { kind: "busy", detail: `${target} is at capacity (${response.status})` };
+  if (response.status >= 500) return { kind: "unreachable", detail: `${target} answered ${response.status}` };
+  return { kind: "rejected", detail: `${target} refused the job (${response.status}): ${body.slice(0, 300)}` };
+}
