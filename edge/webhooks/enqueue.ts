@@ -1,4 +1,5 @@
 import type { WebhookMessage } from "../../shared/schemas/webhooks";
+import { findTaskById, listUnsentWebhookTaskIds, markWebhookEnqueued } from "../tasks/repository";
 
 /**
  * Called by the task's Durable Object once the task's end is written to D1. Delivery happens
@@ -7,10 +8,10 @@ import type { WebhookMessage } from "../../shared/schemas/webhooks";
  */
 export async function enqueueTaskEnded(env: Env, taskId: string): Promise<void> {
   try {
-    const row = await env.DB.prepare("SELECT webhook_url FROM tasks WHERE id = ?").bind(taskId).first<{ webhook_url: string | null }>();
+    const row = await findTaskById(env.DB, taskId);
     if (!row?.webhook_url) return;
     await env.WEBHOOKS.send(message(taskId, false));
-    await env.DB.prepare("UPDATE tasks SET webhook_enqueued_at = ? WHERE id = ?").bind(new Date().toISOString(), taskId).run();
+    await markWebhookEnqueued(env.DB, taskId, new Date().toISOString());
   } catch (error) {
     console.error(JSON.stringify({ msg: "webhook enqueue failed", task_id: taskId, error: String(error) }));
   }
@@ -27,13 +28,9 @@ const UNSENT_BATCH = 100;
  */
 export async function sweepUnsentWebhooks(env: Env, now = new Date()): Promise<number> {
   const cutoff = new Date(now.getTime() - UNSENT_GRACE_MS).toISOString();
-  const { results } = await env.DB.prepare(
-    "SELECT id FROM tasks WHERE webhook_url IS NOT NULL AND webhook_enqueued_at IS NULL AND finished_at IS NOT NULL AND finished_at <= ? ORDER BY finished_at LIMIT ?",
-  )
-    .bind(cutoff, UNSENT_BATCH)
-    .all<{ id: string }>();
-  for (const row of results) await enqueueTaskEnded(env, row.id);
-  return results.length;
+  const taskIds = await listUnsentWebhookTaskIds(env.DB, cutoff, UNSENT_BATCH);
+  for (const taskId of taskIds) await enqueueTaskEnded(env, taskId);
+  return taskIds.length;
 }
 
 /** A user's request to send a finished task's event again. */
