@@ -1,4 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
+import { queueJobs } from "../dispatch/jobs-queue";
 import { config } from "../lib/config";
 import { isFinal } from "../tasks/state";
 import { liveState } from "../lib/stubs";
@@ -67,7 +68,7 @@ export class AccountObject extends DurableObject<Env> {
   private async wakeNext(slots: Slots): Promise<void> {
     const free = this.cap() - slots.running.length;
     const next = slots.waiting.slice(0, Math.max(0, free));
-    if (next.length > 0) await this.env.JOBS.sendBatch(next.map((entry) => ({ body: { task_id: entry.task_id } })));
+    if (next.length > 0) await queueJobs(this.env, next.map((entry) => entry.task_id));
   }
 
   private cap(): number {

@@ -1,4 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
+import { queueJobs } from "./jobs-queue";
 
 interface Waiting {
   task_id: string;
@@ -40,7 +41,7 @@ export class DispatchPoolObject extends DurableObject<Env> {
   private async wake(count: number): Promise<void> {
     const line = await this.load();
     const next = line.splice(0, count);
-    if (next.length > 0) await this.env.JOBS.sendBatch(next.map((entry) => ({ body: { task_id: entry.task_id } })));
+    if (next.length > 0) await queueJobs(this.env, next.map((entry) => entry.task_id));
     await this.save(line);
   }
 

@@ -22,23 +22,24 @@ type Grant = { k: string; u: string; t: string; s: number; ct: string };
  * Callbacks from transcoders, authenticated by the per-task token the edge put in the job.
  * A token for one task cannot report on or store files for another.
  */
-export const internal = new Hono<{ Bindings: Env; Variables: { taskId: string } }>();
+export const internal = new Hono<{ Bindings: Env; Variables: { taskId: string; run: number } }>();
 
 internal.use("/internal/tasks/:task_id/*", async (c, next) => {
   const token = bearerToken(c.req.header("authorization"));
   if (!token) throw new AppError("UNAUTHORIZED", "A task callback token is required.");
-  const grant = await verifyToken<{ t: string }>(c.env.SIGNING_SECRET, "callback", token).catch(() => {
+  const grant = await verifyToken<{ t: string; r?: number }>(c.env.SIGNING_SECRET, "callback", token).catch(() => {
     throw new AppError("UNAUTHORIZED", "The task callback token is not valid.");
   });
   if (grant.t !== c.req.param("task_id")) throw new AppError("UNAUTHORIZED", "The task callback token is for another task.");
   c.set("taskId", grant.t);
+  c.set("run", grant.r ?? 0);
   await next();
 });
 
 internal.post("/internal/tasks/:task_id/events", async (c) => {
   const event = JobEventSchema.safeParse(await c.req.json().catch(() => undefined));
   if (!event.success) throw new AppError("VALIDATION_FAILED", `Invalid report: ${event.error.issues.map((issue) => issue.message).join("; ")}.`);
-  return c.json(await taskStub(c.env, c.get("taskId")).report(event.data));
+  return c.json(await taskStub(c.env, c.get("taskId")).report(event.data, c.get("run")));
 });
 
 internal.post("/internal/tasks/:task_id/outputs", async (c) => {

@@ -18,6 +18,9 @@ export interface TaskRow {
   created_at: string;
   started_at: string | null;
   finished_at: string | null;
+  /** Times the task was started again after its transcoder was lost. */
+  retries: number;
+  webhook_enqueued_at: string | null;
 }
 
 export async function insertTask(db: D1Database, row: Pick<TaskRow, "id" | "user_id" | "command" | "with_metadata" | "webhook_url" | "created_at">): Promise<void> {
@@ -51,6 +54,30 @@ export async function listTasks(db: D1Database, userId: string, query: { status?
 
 export async function markRunning(db: D1Database, taskId: string, startedAt: string): Promise<void> {
   await db.prepare("UPDATE tasks SET status = 'running', started_at = ? WHERE id = ? AND status = 'pending'").bind(startedAt, taskId).run();
+}
+
+/** The run was lost with its transcoder and the task waits to be started again. */
+export async function markRetried(db: D1Database, taskId: string, retries: number): Promise<void> {
+  await db.prepare("UPDATE tasks SET status = 'pending', started_at = NULL, progress = 0, retries = ? WHERE id = ? AND status IN ('pending', 'running')").bind(retries, taskId).run();
+}
+
+/** Tasks that have not ended and were created before `before`, oldest first: the reconciler's round. */
+export async function listUnfinishedTaskIds(db: D1Database, before: string, limit: number): Promise<string[]> {
+  const { results } = await db.prepare("SELECT id FROM tasks WHERE status IN ('pending', 'running') AND created_at <= ? ORDER BY created_at LIMIT ?").bind(before, limit).all<{ id: string }>();
+  return results.map((row) => row.id);
+}
+
+/** Ended tasks with a webhook whose event was never queued, finished before `before`. */
+export async function listUnsentWebhookTaskIds(db: D1Database, before: string, limit: number): Promise<string[]> {
+  const { results } = await db
+    .prepare("SELECT id FROM tasks WHERE webhook_url IS NOT NULL AND webhook_enqueued_at IS NULL AND finished_at IS NOT NULL AND finished_at <= ? ORDER BY finished_at LIMIT ?")
+    .bind(before, limit)
+    .all<{ id: string }>();
+  return results.map((row) => row.id);
+}
+
+export async function markWebhookEnqueued(db: D1Database, taskId: string, at: string): Promise<void> {
+  await db.prepare("UPDATE tasks SET webhook_enqueued_at = ? WHERE id = ?").bind(at, taskId).run();
 }
 
 /** Writes an end state. Guarded so an end state is never overwritten. */

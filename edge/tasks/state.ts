@@ -4,6 +4,16 @@ import type { TaskStatus } from "../../shared/schemas/tasks";
 
 export type StoredOutput = Extract<JobEvent, { type: "completed" }>["outputs"][number];
 
+/**
+ * Where the task's job is on its way to a transcoder:
+ * - `queued`: a job message is (or should be) in the queue; if nothing moves by `resend_at`,
+ *   the message is taken as lost and sent again.
+ * - `claimed`: a consumer is dispatching it right now (a lease, so a crashed consumer frees it).
+ * - `waiting`: in the dispatch line, which sends the message when a slot frees up.
+ * - `dispatched`: a transcoder accepted it.
+ */
+export type DispatchStage = "queued" | "claimed" | "waiting" | "dispatched";
+
 /** A task's live state, held by its Durable Object. */
 export interface LiveState {
   task_id: string;
@@ -17,28 +27,109 @@ export interface LiveState {
   /** Highest report sequence number applied for the current run. */
   last_seq: number;
   heartbeat_at: string | null;
-  dispatch: "none" | "claimed" | "dispatched";
-  dispatch_claimed_at: string | null;
+  dispatch: DispatchStage;
+  /** When the stage started (the claim, the wait, the dispatch). */
+  dispatch_at: string;
+  /** When the alarm queues the job again if it is still `queued` or `waiting`. */
+  resend_at: string;
   dispatch_target: string | null;
-  dispatched_at: string | null;
+  /** Dispatch attempts in a row that found no transcoder; sets the backoff. */
+  unreachable: number;
+  /** Runs started again after their transcoder was lost. Each run's reports carry its number. */
+  retries: number;
   outputs: StoredOutput[] | null;
   error: string | null;
   error_code: TaskFailureCode | null;
 }
 
+export interface Limits {
+  heartbeatTimeoutMs: number;
+  taskTimeoutMs: number;
+}
+
+/** A queued message not taken by then is considered lost. */
+export const QUEUED_RESEND_MS = 30_000;
+/** The line wakes waiting tasks itself; this only covers a wake-up that was lost. */
+export const WAITING_RESEND_MS = 60_000;
+/** How long a consumer's claim holds before another delivery may dispatch the task. */
+export const CLAIM_LEASE_MS = 60_000;
+/** Longest pause between dispatch attempts while no transcoder answers: short, so a transcoder that comes back gets the task at once. */
+export const MAX_UNREACHABLE_BACKOFF_MS = 5_000;
+/** A dispatched job that has not started by then is considered lost (covers container cold starts). */
+export const START_DEADLINE_MS = 3 * 60_000;
+/** A task never dispatched by then fails: no transcoder could take it. */
+export const PENDING_DEADLINE_MS = 60 * 60_000;
+/** Extra time beyond the task's own timeout before the edge gives up on the transcoder. */
+export const TIMEOUT_GRACE_MS = 2 * 60_000;
+/** A run that has not reported for this long is checked on (transcoders report every 10 s). */
+export const PROBE_AFTER_MS = 15_000;
+export const PROBE_EVERY_MS = 5_000;
+/** A task whose transcoder was lost is started again at most this many times, then fails TRANSCODER_LOST. */
+export const MAX_RETRIES = 2;
+
 export const isFinal = (status: TaskStatus) => status === "completed" || status === "failed";
+
+const at = (time: number) => new Date(time).toISOString();
 
 export function initialState(meta: { task_id: string; user_id: string; created_at: string }): LiveState {
   return {
     ...meta, status: "pending", progress: 0, started_at: null, finished_at: null, last_seq: -1, heartbeat_at: null,
-    dispatch: "none", dispatch_claimed_at: null, dispatch_target: null, dispatched_at: null, outputs: null, error: null, error_code: null,
+    dispatch: "queued", dispatch_at: meta.created_at, resend_at: at(Date.parse(meta.created_at) + QUEUED_RESEND_MS),
+    dispatch_target: null, unreachable: 0, retries: 0, outputs: null, error: null, error_code: null,
+  };
+}
+
+export type ClaimResult = { ok: true; run: number } | { ok: false; reason: "unknown" | "final" | "dispatched" | "claimed" };
+
+/** A consumer's claim on dispatching the task, so a duplicated message never runs it twice. */
+export function claim(state: LiveState, now: number): { result: ClaimResult; next?: LiveState } {
+  if (isFinal(state.status)) return { result: { ok: false, reason: "final" } };
+  if (state.dispatch === "dispatched") return { result: { ok: false, reason: "dispatched" } };
+  if (state.dispatch === "claimed" && now - Date.parse(state.dispatch_at) < CLAIM_LEASE_MS) return { result: { ok: false, reason: "claimed" } };
+  return { result: { ok: true, run: state.retries }, next: { ...state, dispatch: "claimed", dispatch_at: at(now) } };
+}
+
+export function dispatched(state: LiveState, target: string, now: number): LiveState {
+  return { ...state, dispatch: "dispatched", dispatch_at: at(now), dispatch_target: target, unreachable: 0 };
+}
+
+/** In a line (the user's cap or transcoder capacity): the line sends the job when its turn comes. */
+export function waiting(state: LiveState, now: number): LiveState {
+  return { ...state, dispatch: "waiting", dispatch_at: at(now), resend_at: at(now + WAITING_RESEND_MS) };
+}
+
+/** No transcoder answered: try again soon, backing off up to a few seconds. */
+export function unreachable(state: LiveState, now: number): LiveState {
+  const count = state.unreachable + 1;
+  const delay = Math.min(MAX_UNREACHABLE_BACKOFF_MS, 1000 * 2 ** (count - 1));
+  return { ...state, dispatch: "queued", dispatch_at: at(now), resend_at: at(now + delay), unreachable: count };
+}
+
+/** The job message was sent (again). */
+export function queued(state: LiveState, now: number): LiveState {
+  return { ...state, dispatch: "queued", dispatch_at: at(now), resend_at: at(now + QUEUED_RESEND_MS) };
+}
+
+/**
+ * The run's transcoder is gone: start the task again from the beginning, or fail it once it
+ * has been retried MAX_RETRIES times.
+ */
+export function lostTranscoder(state: LiveState, reason: string, now: number): LiveState {
+  if (state.retries >= MAX_RETRIES) {
+    return fail(state, "TRANSCODER_LOST", `${reason} The task was tried ${state.retries + 1} times.`, at(now));
+  }
+  return {
+    ...state, status: "pending", progress: 0, started_at: null, last_seq: -1, heartbeat_at: null,
+    dispatch: "queued", dispatch_at: at(now), resend_at: at(now + QUEUED_RESEND_MS), dispatch_target: null, unreachable: 0, retries: state.retries + 1,
   };
 }
 
 /**
- * The only transitions a task makes: pending → running → completed | failed, and pending →
- * failed. Reports are applied in `seq` order; duplicates and stale ones change nothing, and
- * nothing leaves an end state. Returns undefined when the event is ignored.
+ * The only transitions a task makes: pending → running → completed | failed, pending →
+ * failed, and running → pending when its transcoder is lost (`lostTranscoder`). Reports are
+ * applied in `seq` order; duplicates and stale ones change nothing, and nothing leaves an end
+ * state. Returns undefined when the event is ignored. A transcoder that reports its own loss
+ * (it shut down mid-job) gets the task retried like a crash.
  */
 export function applyEvent(state: LiveState, event: JobEvent, now: string): LiveState | undefined {
   if (isFinal(state.status) || event.seq <= state.last_seq) return undefined;
@@ -57,12 +148,59 @@ export function applyEvent(state: LiveState, event: JobEvent, now: string): Live
     case "completed":
       return { ...next, status: "completed", progress: 100, started_at: state.started_at ?? now, finished_at: now, outputs: event.outputs };
     case "failed":
+      if (event.error_code === "TRANSCODER_LOST") return lostTranscoder(next, event.error, Date.parse(now));
       return fail(next, event.error_code, event.error, now);
   }
 }
 
 export function fail(state: LiveState, code: TaskFailureCode, error: string, now: string): LiveState {
   return { ...state, status: "failed", finished_at: now, error, error_code: code };
+}
+
+/** What the task's alarm has to do now, if anything. */
+export type DueAction =
+  | { kind: "fail"; code: TaskFailureCode; error: string }
+  | { kind: "lost"; reason: string }
+  | { kind: "probe"; target: string }
+  | { kind: "resend" };
+
+export function dueAction(state: LiveState, now: number, limits: Limits): DueAction | undefined {
+  if (isFinal(state.status)) return undefined;
+  if (state.status === "running") {
+    const lastReport = Date.parse(state.heartbeat_at ?? state.started_at!);
+    if (now - Date.parse(state.started_at!) > limits.taskTimeoutMs + TIMEOUT_GRACE_MS) {
+      return { kind: "fail", code: "TIMEOUT", error: `The task ran longer than its limit of ${limits.taskTimeoutMs / 1000} s.` };
+    }
+    if (now - lastReport > limits.heartbeatTimeoutMs) return { kind: "lost", reason: `The transcoder stopped reporting for more than ${limits.heartbeatTimeoutMs / 1000} s.` };
+    if (now - lastReport > PROBE_AFTER_MS && state.dispatch_target) return { kind: "probe", target: state.dispatch_target };
+    return undefined;
+  }
+  if (state.dispatch === "dispatched") {
+    const since = now - Date.parse(state.dispatch_at);
+    if (since > START_DEADLINE_MS) return { kind: "lost", reason: "The transcoder accepted the job but never started it." };
+    if (since > PROBE_AFTER_MS && state.dispatch_target) return { kind: "probe", target: state.dispatch_target };
+    return undefined;
+  }
+  if (now - Date.parse(state.created_at) > PENDING_DEADLINE_MS) return { kind: "fail", code: "DISPATCH_FAILED", error: "No transcoder could take the task." };
+  if (state.dispatch === "claimed") return now - Date.parse(state.dispatch_at) >= CLAIM_LEASE_MS ? { kind: "resend" } : undefined;
+  return now >= Date.parse(state.resend_at) ? { kind: "resend" } : undefined;
+}
+
+/** When the alarm should next look at the task; undefined once it has ended. */
+export function nextCheck(state: LiveState, now: number, limits: Limits): number | undefined {
+  if (isFinal(state.status)) return undefined;
+  const probing = (since: number) => (now - since > PROBE_AFTER_MS ? now + PROBE_EVERY_MS : since + PROBE_AFTER_MS + 1);
+  if (state.status === "running") {
+    const lastReport = Date.parse(state.heartbeat_at ?? state.started_at!);
+    return Math.min(probing(lastReport), lastReport + limits.heartbeatTimeoutMs + 1, Date.parse(state.started_at!) + limits.taskTimeoutMs + TIMEOUT_GRACE_MS + 1);
+  }
+  const pendingDeadline = Date.parse(state.created_at) + PENDING_DEADLINE_MS + 1;
+  if (state.dispatch === "dispatched") {
+    const since = Date.parse(state.dispatch_at);
+    return Math.min(probing(since), since + START_DEADLINE_MS + 1);
+  }
+  if (state.dispatch === "claimed") return Math.min(pendingDeadline, Date.parse(state.dispatch_at) + CLAIM_LEASE_MS);
+  return Math.min(pendingDeadline, Date.parse(state.resend_at));
 }
 
 /** Seconds left at the average rate so far; undefined until there is a rate to go by. */

@@ -1,41 +1,31 @@
 import { DurableObject } from "cloudflare:workers";
 import type { TaskFailureCode } from "../../shared/errors";
 import type { JobEvent } from "../../shared/schemas/jobs";
-import { accountStub, poolStub } from "../lib/stubs";
-import { enqueueTaskEnded } from "../webhooks/enqueue";
+import { dispatcherFor } from "../dispatch/dispatcher";
+import { queueJobs } from "../dispatch/jobs-queue";
 import { config } from "../lib/config";
+import { afterTaskEnded } from "./end-effects";
+import { TaskFanOut } from "./fan-out";
 import { outputKey } from "./outputs";
-import { presentLive } from "./present";
-import { markFinished, markRunning } from "./repository";
-import { type LiveState, applyEvent, fail, initialState, isFinal } from "./state";
+import { markFinished, markRetried, markRunning } from "./repository";
+import {
+  type ClaimResult, type LiveState, type Limits, applyEvent, claim, dispatched, dueAction, fail, initialState, isFinal, lostTranscoder, nextCheck, queued, unreachable, waiting,
+} from "./state";
 
 const STATE_KEY = "state";
-/** How long a dispatch claim holds before another delivery of the job may try again. */
-const DISPATCH_LEASE_MS = 60_000;
-/** A dispatched job that has not started by then is considered lost (covers container cold starts). */
-const START_DEADLINE_MS = 3 * 60_000;
-/** A job never dispatched by then (its queue message went to the dead-letter queue) fails. */
-const PENDING_DEADLINE_MS = 60 * 60_000;
-/** Extra time beyond the task's own timeout before the edge gives up on the transcoder. */
-const TIMEOUT_GRACE_MS = 2 * 60_000;
-/** Comment lines keep idle SSE connections open through proxies and reveal watchers that left. */
-const SSE_PING_MS = 15_000;
-/** A watcher this far behind is dropped rather than buffered for. */
-const MAX_UNREAD_EVENTS = 64;
-const encoder = new TextEncoder();
 
 export type CancelResult = { canceled: boolean; target: string | null; state: LiveState | undefined };
-export type ClaimResult = { ok: true } | { ok: false; reason: "unknown" | "final" | "dispatched" | "claimed" };
 
 /**
- * One per task: holds its live state and is the single writer of its transitions. End
- * states are written to D1 before they are stored here, so anything that sees an end state
- * here can also find it in D1. Alarms fail tasks whose transcoder went silent.
+ * One per task: holds its live state and is the single writer of its transitions, which
+ * `./state` decides. End states are written to D1 before they are stored here, so anything
+ * that sees an end state here can also find it in D1. The alarm is the task's reconciler:
+ * whatever is lost (its queue message, its transcoder, the edge), it queues the job again,
+ * starts a lost run again (a bounded number of times) or fails the task with a code.
  */
 export class TaskObject extends DurableObject<Env> {
   private queue: Promise<unknown> = Promise.resolve();
-  private readonly watchers = new Set<WritableStreamDefaultWriter<Uint8Array>>();
-  private ping: ReturnType<typeof setInterval> | undefined;
+  private readonly fanOut = new TaskFanOut(this.ctx, this.env);
 
   async init(meta: { task_id: string; user_id: string; created_at: string }): Promise<void> {
     await this.exclusive(async () => {
@@ -53,30 +43,24 @@ export class TaskObject extends DurableObject<Env> {
     return this.exclusive(async () => {
       const state = await this.load();
       if (!state) return { ok: false, reason: "unknown" } as const;
-      if (isFinal(state.status)) return { ok: false, reason: "final" } as const;
-      if (state.dispatch === "dispatched") return { ok: false, reason: "dispatched" } as const;
-      if (state.dispatch === "claimed" && Date.now() - Date.parse(state.dispatch_claimed_at!) < DISPATCH_LEASE_MS) {
-        return { ok: false, reason: "claimed" } as const;
-      }
-      await this.save({ ...state, dispatch: "claimed", dispatch_claimed_at: new Date().toISOString() });
-      return { ok: true } as const;
+      const { result, next } = claim(state, Date.now());
+      if (next) await this.save(next);
+      return result;
     });
   }
 
   async markDispatched(target: string): Promise<void> {
-    await this.exclusive(async () => {
-      const state = await this.load();
-      if (!state || isFinal(state.status)) return;
-      await this.save({ ...state, dispatch: "dispatched", dispatch_target: target, dispatched_at: new Date().toISOString() });
-    });
+    await this.transition((state) => (state.dispatch === "claimed" ? dispatched(state, target, Date.now()) : undefined));
   }
 
-  async releaseDispatch(): Promise<void> {
-    await this.exclusive(async () => {
-      const state = await this.load();
-      if (!state || isFinal(state.status) || state.dispatch !== "claimed") return;
-      await this.save({ ...state, dispatch: "none", dispatch_claimed_at: null });
-    });
+  /** The task waits in a line, which queues its job again when its turn comes. */
+  async markWaiting(): Promise<void> {
+    await this.transition((state) => (state.dispatch === "claimed" ? waiting(state, Date.now()) : undefined));
+  }
+
+  /** No transcoder answered: the alarm queues the job again after a short backoff. */
+  async markUnreachable(): Promise<void> {
+    await this.transition((state) => (state.dispatch === "claimed" ? unreachable(state, Date.now()) : undefined));
   }
 
   /**
@@ -96,43 +80,21 @@ export class TaskObject extends DurableObject<Env> {
   /** Forgets the task entirely (its record and outputs are deleted by the caller). */
   async destroy(): Promise<void> {
     await this.exclusive(async () => {
-      this.closeWatchers();
+      this.fanOut.close();
       await this.ctx.storage.deleteAlarm();
       await this.ctx.storage.deleteAll();
     });
   }
 
-  /**
-   * A Server-Sent Events stream: the current state first, then every change, then the final
-   * state, then the end of the stream. Returned over RPC; the Worker relays it to the client.
-   */
+  /** A Server-Sent Events stream of the task, returned over RPC; the Worker relays it to the client. */
   async watch(): Promise<ReadableStream<Uint8Array>> {
-    const state = await this.load();
-    const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
-    const writer = writable.getWriter();
-    if (state) this.sendTo(writer, "status", presentLive(this.env, state));
-    if (!state || isFinal(state.status)) {
-      writer.close().catch(() => {});
-      return readable;
-    }
-    this.watchers.add(writer);
-    this.ping ??= setInterval(() => this.broadcastRaw(": ping\n\n"), SSE_PING_MS);
-    return readable;
+    return this.fanOut.watch(await this.load());
   }
 
-  /**
-   * WebSocket watchers use the hibernation API, so an idle task with watchers can be evicted
-   * from memory. The upgrade needs fetch(); everything else goes through RPC methods.
-   * https://developers.cloudflare.com/durable-objects/best-practices/websockets/
-   */
+  /** WebSocket watchers: the upgrade needs fetch(); everything else goes through RPC methods. */
   override async fetch(request: Request): Promise<Response> {
     if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") return new Response("Expected a WebSocket upgrade", { status: 426 });
-    const state = await this.load();
-    const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
-    this.ctx.acceptWebSocket(server);
-    if (state) server.send(JSON.stringify({ event: "status", data: presentLive(this.env, state) }));
-    if (!state || isFinal(state.status)) server.close(1000, "task ended");
-    return new Response(null, { status: 101, webSocket: client });
+    return this.fanOut.upgrade(await this.load());
   }
 
   override async webSocketMessage(): Promise<void> {
@@ -154,15 +116,20 @@ export class TaskObject extends DurableObject<Env> {
     });
   }
 
-  /** A transcoder's report. `cancel` tells it to stop: the task has already ended here. */
-  async report(event: JobEvent): Promise<{ ok: boolean; cancel: boolean }> {
+  /**
+   * A transcoder's report for run `run` of the task. `cancel` tells it to stop: the task has
+   * already ended here, or this run was given up for a newer one.
+   */
+  async report(event: JobEvent, run = 0): Promise<{ ok: boolean; cancel: boolean }> {
     return this.exclusive(async () => {
       const state = await this.load();
       if (!state) return { ok: false, cancel: true };
+      if (run !== state.retries) return { ok: true, cancel: true };
       let next = applyEvent(state, event, new Date().toISOString());
       if (!next) return { ok: true, cancel: isFinal(state.status) };
       if (next.status === "completed") next = await this.verifyOutputs(next);
       if (isFinal(next.status)) await this.persistEnd(next);
+      else if (next.retries !== state.retries) await this.restart(state, next);
       else {
         if (state.status === "pending") await markRunning(this.env.DB, next.task_id, next.started_at!);
         await this.save(next);
@@ -171,47 +138,61 @@ export class TaskObject extends DurableObject<Env> {
     });
   }
 
+  /** The cron's check that this task is being looked after: makes sure its alarm is set. */
+  async reconcile(): Promise<void> {
+    await this.exclusive(async () => {
+      const state = await this.load();
+      if (state && !isFinal(state.status) && (await this.ctx.storage.getAlarm()) === null) await this.schedule(state);
+    });
+  }
+
   override async alarm(): Promise<void> {
     await this.exclusive(async () => {
       const state = await this.load();
       if (!state || isFinal(state.status)) return;
-      const overdue = this.overdue(state, Date.now());
-      if (overdue) await this.persistEnd(fail(state, overdue.code, overdue.error, new Date().toISOString()));
-      else await this.schedule(state);
+      const now = Date.now();
+      const action = dueAction(state, now, this.limits());
+      switch (action?.kind) {
+        case undefined:
+          return this.schedule(state);
+        case "fail":
+          return this.persistEnd(fail(state, action.code, action.error, new Date(now).toISOString()));
+        case "lost":
+          return this.loseRun(state, action.reason, now);
+        case "probe":
+          if (await dispatcherFor(this.env).isAlive(action.target)) return this.schedule(state);
+          return this.loseRun(state, "The transcoder running the task went away.", now);
+        case "resend":
+          await queueJobs(this.env, [state.task_id]);
+          return this.save(queued(state, now));
+      }
     });
   }
 
-  private overdue(state: LiveState, now: number): { code: TaskFailureCode; error: string } | undefined {
-    const limits = this.limits();
-    if (state.status === "running") {
-      if (now - Date.parse(state.heartbeat_at ?? state.started_at!) > limits.heartbeatTimeoutMs) {
-        return { code: "TRANSCODER_LOST", error: `The transcoder stopped reporting for more than ${limits.heartbeatTimeoutMs / 1000} s; the task was abandoned.` };
-      }
-      if (now - Date.parse(state.started_at!) > limits.taskTimeoutMs + TIMEOUT_GRACE_MS) {
-        return { code: "TIMEOUT", error: `The task ran longer than its limit of ${limits.taskTimeoutMs / 1000} s.` };
-      }
-      return undefined;
-    }
-    if (state.dispatch === "dispatched" && now - Date.parse(state.dispatched_at!) > START_DEADLINE_MS) {
-      return { code: "TRANSCODER_LOST", error: "The transcoder accepted the job but never started it." };
-    }
-    if (now - Date.parse(state.created_at) > PENDING_DEADLINE_MS) {
-      return { code: "DISPATCH_FAILED", error: "No transcoder could take the task." };
-    }
-    return undefined;
+  private async loseRun(state: LiveState, reason: string, now: number): Promise<void> {
+    const next = lostTranscoder(state, reason, now);
+    if (isFinal(next.status)) return this.persistEnd(next);
+    await this.restart(state, next);
   }
 
-  private nextDeadline(state: LiveState): number | undefined {
-    if (isFinal(state.status)) return undefined;
-    const limits = this.limits();
-    if (state.status === "running") {
-      return Math.min(Date.parse(state.heartbeat_at ?? state.started_at!) + limits.heartbeatTimeoutMs, Date.parse(state.started_at!) + limits.taskTimeoutMs + TIMEOUT_GRACE_MS) + 1;
-    }
-    if (state.dispatch === "dispatched") return Date.parse(state.dispatched_at!) + START_DEADLINE_MS + 1;
-    return Date.parse(state.created_at) + PENDING_DEADLINE_MS + 1;
+  /** Starts a lost run again: the old transcoder is told to stop, and the job is queued anew. */
+  private async restart(previous: LiveState, next: LiveState): Promise<void> {
+    await markRetried(this.env.DB, next.task_id, next.retries);
+    await this.save(next);
+    if (previous.dispatch_target) this.ctx.waitUntil(dispatcherFor(this.env).cancel(previous.task_id, previous.dispatch_target));
+    await queueJobs(this.env, [next.task_id]);
   }
 
-  private limits() {
+  private async transition(change: (state: LiveState) => LiveState | undefined): Promise<void> {
+    await this.exclusive(async () => {
+      const state = await this.load();
+      if (!state || isFinal(state.status)) return;
+      const next = change(state);
+      if (next) await this.save(next);
+    });
+  }
+
+  private limits(): Limits {
     const settings = config(this.env);
     return { heartbeatTimeoutMs: settings.heartbeatTimeoutSeconds * 1000, taskTimeoutMs: settings.taskTimeoutSeconds * 1000 };
   }
@@ -238,13 +219,7 @@ export class TaskObject extends DurableObject<Env> {
       finished_at: state.finished_at!,
     });
     await this.save(state);
-    // Slots are freed after the end state is durable; if this fails, the objects' alarms catch up.
-    const released = await Promise.allSettled([accountStub(this.env, state.user_id).release(state.task_id), poolStub(this.env).released()]);
-    for (const result of released) {
-      if (result.status === "rejected") console.error(JSON.stringify({ msg: "could not release a slot", task_id: state.task_id, error: String(result.reason) }));
-    }
-    // Only queues the webhook event (D1 already holds the end state); never throws.
-    await enqueueTaskEnded(this.env, state.task_id);
+    await afterTaskEnded(this.env, state);
   }
 
   private async load(): Promise<LiveState | undefined> {
@@ -255,62 +230,13 @@ export class TaskObject extends DurableObject<Env> {
     const previous = await this.load();
     await this.ctx.storage.put(STATE_KEY, state);
     await this.schedule(state);
-    this.notify(previous, state);
-  }
-
-  /** Tells every watcher about a change they can see: a new status or a new whole percent. */
-  private notify(previous: LiveState | undefined, state: LiveState): void {
-    const statusChanged = previous?.status !== state.status;
-    if (!statusChanged && Math.floor(previous.progress) === Math.floor(state.progress)) return;
-    const event = isFinal(state.status) ? state.status : statusChanged ? "status" : "progress";
-    const data = presentLive(this.env, state);
-    for (const writer of this.watchers) this.sendTo(writer, event, data);
-    for (const socket of this.ctx.getWebSockets()) {
-      try {
-        socket.send(JSON.stringify({ event, data }));
-        if (isFinal(state.status)) socket.close(1000, "task ended");
-      } catch {
-        // A socket that went away is dropped by the runtime.
-      }
-    }
-    if (isFinal(state.status)) this.closeWatchers();
-  }
-
-  private sendTo(writer: WritableStreamDefaultWriter<Uint8Array>, event: string, data: unknown): void {
-    this.write(writer, `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
-  }
-
-  private broadcastRaw(text: string): void {
-    for (const writer of this.watchers) this.write(writer, text);
-  }
-
-  // Writes are not awaited: a slow watcher must not hold up the task. One that falls far
-  // behind, or whose connection is gone, is dropped.
-  private write(writer: WritableStreamDefaultWriter<Uint8Array>, text: string): void {
-    if ((writer.desiredSize ?? 0) < -MAX_UNREAD_EVENTS) return this.dropWatcher(writer);
-    writer.write(encoder.encode(text)).catch(() => this.dropWatcher(writer));
-  }
-
-  private dropWatcher(writer: WritableStreamDefaultWriter<Uint8Array>): void {
-    this.watchers.delete(writer);
-    writer.abort().catch(() => {});
-    if (this.watchers.size === 0 && this.ping) {
-      clearInterval(this.ping);
-      this.ping = undefined;
-    }
-  }
-
-  private closeWatchers(): void {
-    for (const writer of this.watchers) writer.close().catch(() => {});
-    this.watchers.clear();
-    if (this.ping) clearInterval(this.ping);
-    this.ping = undefined;
+    this.fanOut.notify(previous, state);
   }
 
   private async schedule(state: LiveState): Promise<void> {
-    const deadline = this.nextDeadline(state);
-    if (deadline === undefined) await this.ctx.storage.deleteAlarm();
-    else await this.ctx.storage.setAlarm(deadline);
+    const next = nextCheck(state, Date.now(), this.limits());
+    if (next === undefined) await this.ctx.storage.deleteAlarm();
+    else await this.ctx.storage.setAlarm(next);
   }
 
   /** Runs mutations one at a time: they await D1 and R2, where other calls could interleave. */

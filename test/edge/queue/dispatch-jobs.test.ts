@@ -1,8 +1,9 @@
-import { createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
+import { createExecutionContext, createMessageBatch, env, getQueueResult, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { MAX_DISPATCH_ATTEMPTS, backoffSeconds, dispatchJobs } from "../../../edge/queue/dispatch-jobs";
+import { dispatchJobs } from "../../../edge/queue/dispatch-jobs";
 import { findTaskById, insertTask } from "../../../edge/tasks/repository";
-import { taskStub } from "../../../edge/lib/stubs";
+import { liveState, taskStub } from "../../../edge/lib/stubs";
+import type { LiveState } from "../../../edge/tasks/state";
 import { createUser } from "../helpers";
 
 async function newTask() {
@@ -21,22 +22,32 @@ async function deliver(body: unknown, attempts = 1) {
   return getQueueResult(batch, ctx);
 }
 
+async function live(taskId: string): Promise<LiveState> {
+  return (await liveState(env, taskId))!;
+}
+
 describe("jobs queue consumer", () => {
-  it("retries with a delay when no transcoder answers, and releases the claim", async () => {
+  it("acknowledges when no transcoder answers and leaves the retry to the task, a few seconds later", async () => {
     const taskId = await newTask();
+    const before = Date.now();
     const result = await deliver({ task_id: taskId });
-    expect(result.explicitAcks).toEqual([]);
-    expect(result.retryMessages).toHaveLength(1);
-    expect(await taskStub(env, taskId).claimDispatch()).toEqual({ ok: true });
+    expect(result.explicitAcks).toHaveLength(1);
+    expect(result.retryMessages).toEqual([]);
+    const state = await live(taskId);
+    expect(state).toMatchObject({ status: "pending", dispatch: "queued", unreachable: 1 });
+    expect(Date.parse(state.resend_at) - before).toBeLessThanOrEqual(5_000);
+    await runInDurableObject(taskStub(env, taskId), async (_instance, storage) => {
+      expect(await storage.storage.getAlarm()).toBe(Date.parse(state.resend_at));
+    });
+    expect(await taskStub(env, taskId).claimDispatch()).toEqual({ ok: true, run: 0 });
   });
 
-  it("fails the task with DISPATCH_FAILED on the last attempt instead of dropping it", async () => {
+  it("never fails or dead-letters a task because its message was delivered many times", async () => {
     const taskId = await newTask();
-    const result = await deliver({ task_id: taskId }, MAX_DISPATCH_ATTEMPTS);
+    const result = await deliver({ task_id: taskId }, 10);
     expect(result.explicitAcks).toHaveLength(1);
-    const row = await findTaskById(env.DB, taskId);
-    expect(row).toMatchObject({ status: "failed", error_code: "DISPATCH_FAILED" });
-    expect(row!.error).toContain("attempts");
+    expect(result.retryMessages).toEqual([]);
+    expect((await findTaskById(env.DB, taskId))!.status).toBe("pending");
   });
 
   it("acknowledges a redelivered job whose task was already dispatched, without dispatching again", async () => {
@@ -46,7 +57,14 @@ describe("jobs queue consumer", () => {
     await stub.markDispatched("http://127.0.0.1:8788");
     const result = await deliver({ task_id: taskId });
     expect(result.explicitAcks).toHaveLength(1);
-    expect(result.retryMessages).toEqual([]);
+    expect(await live(taskId)).toMatchObject({ dispatch: "dispatched", dispatch_target: "http://127.0.0.1:8788" });
+  });
+
+  it("acknowledges a duplicate of a job another delivery is dispatching, leaving that claim alone", async () => {
+    const taskId = await newTask();
+    await taskStub(env, taskId).claimDispatch();
+    expect((await deliver({ task_id: taskId })).explicitAcks).toHaveLength(1);
+    expect((await live(taskId)).dispatch).toBe("claimed");
   });
 
   it("acknowledges a job for a task that has already ended", async () => {
@@ -57,14 +75,5 @@ describe("jobs queue consumer", () => {
 
   it("drops a malformed message after logging it", async () => {
     expect((await deliver({ nope: true })).explicitAcks).toHaveLength(1);
-  });
-
-  it("backs off exponentially, honouring Retry-After", () => {
-    expect(backoffSeconds(1)).toBeGreaterThanOrEqual(1);
-    expect(backoffSeconds(4)).toBeGreaterThanOrEqual(4);
-    expect(backoffSeconds(4)).toBeLessThanOrEqual(8);
-    expect(backoffSeconds(20)).toBeGreaterThanOrEqual(30);
-    expect(backoffSeconds(20)).toBeLessThanOrEqual(60);
-    expect(backoffSeconds(1, 30)).toBe(30);
   });
 });

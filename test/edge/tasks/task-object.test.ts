@@ -1,7 +1,8 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { findTaskById, insertTask } from "../../../edge/tasks/repository";
-import { taskStub } from "../../../edge/lib/stubs";
+import { liveState, taskStub } from "../../../edge/lib/stubs";
+import { type LiveState, MAX_RETRIES } from "../../../edge/tasks/state";
 import { createUser } from "../helpers";
 
 async function newTask() {
@@ -17,17 +18,19 @@ async function newTask() {
 describe("TaskObject", () => {
   it("lets only one delivery claim a dispatch", async () => {
     const { stub } = await newTask();
-    expect(await stub.claimDispatch()).toEqual({ ok: true });
+    expect(await stub.claimDispatch()).toEqual({ ok: true, run: 0 });
     expect(await stub.claimDispatch()).toEqual({ ok: false, reason: "claimed" });
     await stub.markDispatched("http://t1");
     expect(await stub.claimDispatch()).toEqual({ ok: false, reason: "dispatched" });
   });
 
-  it("lets a released claim be taken again", async () => {
+  it("lets a claim be taken again once its task waits in line or found no transcoder", async () => {
     const { stub } = await newTask();
     await stub.claimDispatch();
-    await stub.releaseDispatch();
-    expect(await stub.claimDispatch()).toEqual({ ok: true });
+    await stub.markWaiting();
+    expect(await stub.claimDispatch()).toEqual({ ok: true, run: 0 });
+    await stub.markUnreachable();
+    expect(await stub.claimDispatch()).toEqual({ ok: true, run: 0 });
   });
 
   it("writes running and end states to D1", async () => {
@@ -63,15 +66,63 @@ describe("TaskObject", () => {
     expect(await stub.report({ type: "progress", seq: 3, progress: 10 })).toEqual({ ok: true, cancel: true });
   });
 
-  it("fails a running task whose transcoder went silent", async () => {
+  it("starts a silent run again, counted on the task, and fails TRANSCODER_LOST after the last retry", async () => {
     const { stub, taskId } = await newTask();
-    await stub.report({ type: "started", seq: 0 });
-    await runInDurableObject(stub, async (_instance, state) => {
-      const live = (await state.storage.get<{ heartbeat_at: string }>("state"))!;
+    const silence = () => runInDurableObject(stub, async (_instance, state) => {
+      const live = (await state.storage.get<LiveState>("state"))!;
       await state.storage.put("state", { ...live, heartbeat_at: new Date(Date.now() - 10 * 60_000).toISOString() });
     });
+    for (let retry = 1; retry <= MAX_RETRIES; retry++) {
+      await stub.claimDispatch();
+      await stub.markDispatched("http://127.0.0.1:9");
+      expect(await stub.report({ type: "started", seq: 0 }, retry - 1)).toEqual({ ok: true, cancel: false });
+      await silence();
+      expect(await runDurableObjectAlarm(stub)).toBe(true);
+      expect(await findTaskById(env.DB, taskId)).toMatchObject({ status: "pending", retries: retry, started_at: null });
+      expect(await stub.getState()).toMatchObject({ status: "pending", retries: retry, dispatch: "queued", dispatch_target: null });
+    }
+    await stub.claimDispatch();
+    await stub.markDispatched("http://127.0.0.1:9");
+    await stub.report({ type: "started", seq: 0 }, MAX_RETRIES);
+    await silence();
+    await runDurableObjectAlarm(stub);
+    expect(await findTaskById(env.DB, taskId)).toMatchObject({ status: "failed", error_code: "TRANSCODER_LOST", retries: MAX_RETRIES });
+  });
+
+  it("tells a run that was given up to stop, and ignores its reports", async () => {
+    const { stub, taskId } = await newTask();
+    await stub.report({ type: "started", seq: 0 }, 0);
+    await stub.report({ type: "failed", seq: 1, error: "The transcoder shut down.", error_code: "TRANSCODER_LOST" }, 0);
+    expect(await stub.getState()).toMatchObject({ status: "pending", retries: 1 });
+    expect(await stub.report({ type: "progress", seq: 2, progress: 50 }, 0)).toEqual({ ok: true, cancel: true });
+    expect((await findTaskById(env.DB, taskId))!.status).toBe("pending");
+  });
+
+  it("queues its job again when the message was lost", async () => {
+    const { stub, taskId } = await newTask();
+    await runInDurableObject(stub, async (_instance, state) => {
+      const live = (await state.storage.get<LiveState>("state"))!;
+      await state.storage.put("state", { ...live, resend_at: new Date(Date.now() - 1000).toISOString() });
+    });
+    const before = Date.now();
     expect(await runDurableObjectAlarm(stub)).toBe(true);
-    expect(await findTaskById(env.DB, taskId)).toMatchObject({ status: "failed", error_code: "TRANSCODER_LOST" });
+    const state = (await liveState(env, taskId))!;
+    expect(state.dispatch).toBe("queued");
+    expect(Date.parse(state.resend_at)).toBeGreaterThan(before);
+  });
+
+  it("gives up a run at once when its transcoder is gone", async () => {
+    const { stub, taskId } = await newTask();
+    await stub.claimDispatch();
+    // Nothing listens on port 9: the probe finds the transcoder gone.
+    await stub.markDispatched("http://127.0.0.1:9");
+    await stub.report({ type: "started", seq: 0 });
+    await runInDurableObject(stub, async (_instance, state) => {
+      const live = (await state.storage.get<LiveState>("state"))!;
+      await state.storage.put("state", { ...live, heartbeat_at: new Date(Date.now() - 20_000).toISOString() });
+    });
+    await runDurableObjectAlarm(stub);
+    expect(await findTaskById(env.DB, taskId)).toMatchObject({ status: "pending", retries: 1 });
   });
 
   it("keeps a healthy running task alive through its alarm", async () => {
