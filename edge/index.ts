@@ -2,6 +2,7 @@ import { buildApp } from "./app";
 import { sweepAbandonedUploads, sweepExpiredFiles } from "./files/sweep";
 import { sweepIdempotencyKeys } from "./lib/idempotency";
 import { routeQueue } from "./queue/router";
+import { reconcileUnfinishedTasks } from "./tasks/reconcile";
 import { sweepUnsentWebhooks } from "./webhooks/enqueue";
 
 export { ContainerProxy } from "@cloudflare/containers";
@@ -17,6 +18,7 @@ export default {
   queue: routeQueue,
   async scheduled(_controller, env, ctx) {
     ctx.waitUntil(sweepExpiredFiles(env).then((count) => console.log(JSON.stringify({ msg: "sweep", deleted: count }))));
+    ctx.waitUntil(reconcileUnfinishedTasks(env).then((count) => console.log(JSON.stringify({ msg: "reconciled unfinished tasks", checked: count }))));
     ctx.waitUntil(Promise.all([sweepAbandonedUploads(env), sweepIdempotencyKeys(env), sweepUnsentWebhooks(env)]).then(([uploads, keys, webhooks]) => console.log(JSON.stringify({ msg: "sweep leftovers", tus_uploads: uploads, idempotency_keys: keys, webhooks_queued: webhooks }))));
   },
 } satisfies ExportedHandler<Env>;

@@ -138,11 +138,17 @@ export class TaskObject extends DurableObject<Env> {
     });
   }
 
-  /** The cron's check that this task is being looked after: makes sure its alarm is set. */
-  async reconcile(): Promise<void> {
+  /**
+   * The cron's check that this task is looked after: its alarm is set, and an object that has
+   * lost its state (it should never) starts over from the D1 record and queues the job.
+   */
+  async reconcile(meta: { task_id: string; user_id: string; created_at: string }): Promise<void> {
     await this.exclusive(async () => {
       const state = await this.load();
-      if (state && !isFinal(state.status) && (await this.ctx.storage.getAlarm()) === null) await this.schedule(state);
+      if (!state) {
+        await this.save(queued(initialState(meta), Date.now()));
+        await queueJobs(this.env, [meta.task_id]);
+      } else if (!isFinal(state.status) && (await this.ctx.storage.getAlarm()) === null) await this.schedule(state);
     });
   }
 
