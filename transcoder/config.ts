@@ -1,3 +1,4 @@
+import { accessSync, constants } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { z } from "zod";
@@ -42,8 +43,23 @@ const EnvSchema = z
     SHUTDOWN_GRACE_SECONDS: z.coerce.number().int().nonnegative().default(120),
     DEV_FETCH_ALLOW_HOSTS: z.string().default(""),
     SANDBOX: z.enum(["auto", "off"]).default("auto"),
+    /**
+     * `container`: the transcoder runs in a Cloudflare Container, where the Worker's outbound
+     * handler checks the destination of every request (DNS answers inside are placeholders).
+     * Set by TranscoderContainer (edge/dispatch/transcoder-container.ts), nowhere else.
+     */
+    EGRESS: z.enum(["direct", "container"]).default("direct"),
+    NODE_EXTRA_CA_CERTS: z.string().optional(),
   })
   .superRefine((env, context) => {
+    // Container egress turns off this process's own address checks, so it must really be a
+    // container whose HTTPS the platform intercepts: one that was given the platform's CA.
+    if (env.EGRESS === "container") {
+      const ca = env.NODE_EXTRA_CA_CERTS;
+      if (!ca || !readable(ca)) {
+        context.addIssue({ code: "custom", path: ["EGRESS"], message: "EGRESS=container needs NODE_EXTRA_CA_CERTS naming the readable CA certificate of the container platform's HTTPS interception." });
+      }
+    }
     if (env.NODE_ENV === "production" && env.TRANSCODER_SECRET.length < 16) {
       context.addIssue({ code: "custom", path: ["TRANSCODER_SECRET"], message: "TRANSCODER_SECRET must be at least 16 characters in production." });
     }
@@ -91,6 +107,8 @@ export interface TranscoderConfig {
   /** Hosts the input fetcher may reach although they are private. Always empty in production. */
   devFetchAllowHosts: string[];
   sandbox: "auto" | "off";
+  /** Who checks where input downloads go: this process (`direct`) or the container platform's Worker (`container`). */
+  egress: "direct" | "container";
   timings: Timings;
 }
 
@@ -109,6 +127,15 @@ export class ConfigError extends Error {
   constructor(readonly issues: string[]) {
     super(`Invalid transcoder configuration:\n${issues.map((issue) => `  - ${issue}`).join("\n")}`);
     this.name = "ConfigError";
+  }
+}
+
+function readable(file: string): boolean {
+  try {
+    accessSync(file, constants.R_OK);
+    return true;
+  } catch {
+    return false;
   }
 }
 
@@ -146,6 +173,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TranscoderConf
       ? []
       : parsed.DEV_FETCH_ALLOW_HOSTS.split(",").map((host) => host.trim().toLowerCase()).filter(Boolean),
     sandbox: parsed.SANDBOX,
+    egress: parsed.EGRESS,
     timings: { ...DEFAULT_TIMINGS },
   };
 }

@@ -21,6 +21,7 @@ export async function downloadInputs(parsed: ParsedCommand, workspace: Workspace
         maxBytes: config.maxInputBytes,
         timeoutMs: config.downloadTimeoutSeconds * 1000,
         signal,
+        egress: config.egress,
       });
     } catch (error) {
       signal.throwIfAborted();

@@ -7,7 +7,8 @@ import https from "node:https";
 import type { LookupFunction } from "node:net";
 import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { AppError } from "../../shared/errors";
+import { EGRESS_REFUSED_HEADER } from "../../shared/egress";
+import { AppError, ERROR_STATUS, type ErrorCode } from "../../shared/errors";
 import { blockedHost, checkFetchUrl, isBlockedAddress } from "../../shared/net/url-policy";
 
 const DEFAULT_MAX_REDIRECTS = 3;
@@ -26,6 +27,14 @@ export interface GuardedFetchOptions {
   /** Aborts the download (the job was canceled); its reason is rethrown as is. */
   signal?: AbortSignal;
   resolve?: Resolver;
+  /**
+   * `direct` (default): this process connects to the origin itself, so every address a name
+   * resolves to is checked here. `container`: inside a Cloudflare Container, whose DNS answers
+   * are placeholders (every name is 11.0.0.1 under `wrangler dev`) and whose every connection
+   * is handed to the Worker's outbound handler, which checks the real destination and answers
+   * a refusal with EGRESS_REFUSED_HEADER. The URL policy applies in both modes.
+   */
+  egress?: "direct" | "container";
 }
 
 export interface Download {
@@ -47,7 +56,8 @@ const systemResolver: Resolver = (hostname, callback) => dns.lookup(hostname, { 
 export async function downloadToFile(raw: string, destination: string, options: GuardedFetchOptions): Promise<Download> {
   const timeout = AbortSignal.timeout(Math.ceil(options.timeoutMs));
   const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
-  const lookup = guardedLookup(options.resolve ?? systemResolver, options.allowHosts);
+  const container = options.egress === "container";
+  const lookup = guardedLookup(options.resolve ?? systemResolver, container ? "any" : options.allowHosts);
   const agents = { http: new http.Agent({ lookup }), https: new https.Agent({ lookup }) };
   const maxRedirects = options.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
   let url: URL | undefined;
@@ -57,6 +67,8 @@ export async function downloadToFile(raw: string, destination: string, options: 
       const response = await get(url, url.protocol === "https:" ? agents.https : agents.http, signal);
       const status = response.statusCode ?? 0;
       const location = response.headers.location;
+      const refused = container ? await refusal(response) : undefined;
+      if (refused) throw refused;
       if (REDIRECT_STATUSES.has(status) && location) {
         response.resume();
         if (hop >= maxRedirects) throw new AppError("URL_TOO_MANY_REDIRECTS", `More than ${maxRedirects} redirects starting at ${describe(raw)}.`);
@@ -87,13 +99,33 @@ export async function downloadToFile(raw: string, destination: string, options: 
   }
 }
 
-/** A socket lookup that refuses names with any non-public address, unless the name is allow-listed. */
-export function guardedLookup(resolve: Resolver, allowHosts: readonly string[]): LookupFunction {
+/** The outbound handler's refusal of a request (a problem+json), as the error it stands for. */
+async function refusal(response: http.IncomingMessage): Promise<AppError | undefined> {
+  const code = response.headers[EGRESS_REFUSED_HEADER];
+  if (typeof code !== "string") return undefined;
+  let text = "";
+  for await (const chunk of response) if (text.length < 8192) text += String(chunk);
+  let detail: unknown;
+  try {
+    detail = (JSON.parse(text) as { detail?: unknown }).detail;
+  } catch {
+    detail = undefined;
+  }
+  const known = Object.hasOwn(ERROR_STATUS, code) ? (code as ErrorCode) : "URL_UNREACHABLE";
+  return new AppError(known, typeof detail === "string" ? detail.slice(0, 500) : `The request was refused on its way out (${code.slice(0, 64)}).`);
+}
+
+/**
+ * A socket lookup that refuses names with any non-public address, unless the name is
+ * allow-listed or every address is accepted (`"any"`: container egress, where the answers are
+ * the platform's placeholders and the Worker checks the real destination).
+ */
+export function guardedLookup(resolve: Resolver, allowHosts: readonly string[] | "any"): LookupFunction {
   return (hostname, options, callback) => {
     resolve(hostname, (error, found) => {
       if (error) return callback(error, "", 0);
       const addresses = options.family === 4 || options.family === 6 ? found.filter((entry) => entry.family === options.family) : found;
-      const allowed = allowHosts.includes(hostname.toLowerCase().replace(/\.$/, ""));
+      const allowed = allowHosts === "any" || allowHosts.includes(hostname.toLowerCase().replace(/\.$/, ""));
       // Every answer is checked, not only the first: with happy eyeballs any of them may be dialled.
       if (!allowed && addresses.some((entry) => isBlockedAddress(entry.address))) return callback(blockedHost(hostname), "", 0);
       const first = addresses[0];
