@@ -35,6 +35,8 @@ export interface LiveState {
   dispatch_target: string | null;
   /** Dispatch attempts in a row that found no transcoder; sets the backoff. */
   unreachable: number;
+  /** When the first of those attempts was made. */
+  unreachable_since: string | null;
   /** Runs started again after their transcoder was lost. Each run's reports carry its number. */
   retries: number;
   outputs: StoredOutput[] | null;
@@ -57,6 +59,8 @@ export const CLAIM_LEASE_MS = 60_000;
 export const MAX_UNREACHABLE_BACKOFF_MS = 5_000;
 /** A dispatched job that has not started by then is considered lost (covers container cold starts). */
 export const START_DEADLINE_MS = 3 * 60_000;
+/** A first dispatch that finds no transcoder for this long fails DISPATCH_FAILED. */
+export const UNREACHABLE_DEADLINE_MS = 5 * 60_000;
 /** A task never dispatched by then fails: no transcoder could take it. */
 export const PENDING_DEADLINE_MS = 60 * 60_000;
 /** Extra time beyond the task's own timeout before the edge gives up on the transcoder. */
@@ -75,7 +79,7 @@ export function initialState(meta: { task_id: string; user_id: string; created_a
   return {
     ...meta, status: "pending", progress: 0, started_at: null, finished_at: null, last_seq: -1, heartbeat_at: null,
     dispatch: "queued", dispatch_at: meta.created_at, resend_at: at(Date.parse(meta.created_at) + QUEUED_RESEND_MS),
-    dispatch_target: null, unreachable: 0, retries: 0, outputs: null, error: null, error_code: null,
+    dispatch_target: null, unreachable: 0, unreachable_since: null, retries: 0, outputs: null, error: null, error_code: null,
   };
 }
 
@@ -90,7 +94,7 @@ export function claim(state: LiveState, now: number): { result: ClaimResult; nex
 }
 
 export function dispatched(state: LiveState, target: string, now: number): LiveState {
-  return { ...state, dispatch: "dispatched", dispatch_at: at(now), dispatch_target: target, unreachable: 0 };
+  return { ...state, dispatch: "dispatched", dispatch_at: at(now), dispatch_target: target, unreachable: 0, unreachable_since: null };
 }
 
 /** In a line (the user's cap or transcoder capacity): the line sends the job when its turn comes. */
@@ -102,7 +106,7 @@ export function waiting(state: LiveState, now: number): LiveState {
 export function unreachable(state: LiveState, now: number): LiveState {
   const count = state.unreachable + 1;
   const delay = Math.min(MAX_UNREACHABLE_BACKOFF_MS, 1000 * 2 ** (count - 1));
-  return { ...state, dispatch: "queued", dispatch_at: at(now), resend_at: at(now + delay), unreachable: count };
+  return { ...state, dispatch: "queued", dispatch_at: at(now), resend_at: at(now + delay), unreachable: count, unreachable_since: state.unreachable_since ?? at(now) };
 }
 
 /** The job message was sent (again). */
@@ -120,7 +124,7 @@ export function lostTranscoder(state: LiveState, reason: string, now: number): L
   }
   return {
     ...state, status: "pending", progress: 0, started_at: null, last_seq: -1, heartbeat_at: null,
-    dispatch: "queued", dispatch_at: at(now), resend_at: at(now + QUEUED_RESEND_MS), dispatch_target: null, unreachable: 0, retries: state.retries + 1,
+    dispatch: "queued", dispatch_at: at(now), resend_at: at(now + QUEUED_RESEND_MS), dispatch_target: null, unreachable: 0, unreachable_since: null, retries: state.retries + 1,
   };
 }
 
@@ -182,6 +186,12 @@ export function dueAction(state: LiveState, now: number, limits: Limits): DueAct
     return undefined;
   }
   if (now - Date.parse(state.created_at) > PENDING_DEADLINE_MS) return { kind: "fail", code: "DISPATCH_FAILED", error: "No transcoder could take the task." };
+  if (state.unreachable_since && state.dispatch === "queued") {
+    // A run started again after a crash gets as long as a silent transcoder would have had.
+    const unreachableFor = now - Date.parse(state.unreachable_since);
+    if (state.retries > 0 && unreachableFor > limits.heartbeatTimeoutMs) return { kind: "fail", code: "TRANSCODER_LOST", error: `The transcoder was lost and none came back within ${limits.heartbeatTimeoutMs / 1000} s to run the task again.` };
+    if (unreachableFor > UNREACHABLE_DEADLINE_MS) return { kind: "fail", code: "DISPATCH_FAILED", error: `No transcoder answered for ${UNREACHABLE_DEADLINE_MS / 60_000} minutes.` };
+  }
   if (state.dispatch === "claimed") return now - Date.parse(state.dispatch_at) >= CLAIM_LEASE_MS ? { kind: "resend" } : undefined;
   return now >= Date.parse(state.resend_at) ? { kind: "resend" } : undefined;
 }

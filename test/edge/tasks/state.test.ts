@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
-  CLAIM_LEASE_MS, MAX_RETRIES, PENDING_DEADLINE_MS, PROBE_AFTER_MS, QUEUED_RESEND_MS, START_DEADLINE_MS, applyEvent, claim, dispatched, dueAction, initialState, lostTranscoder,
+  CLAIM_LEASE_MS, MAX_RETRIES, UNREACHABLE_DEADLINE_MS, PENDING_DEADLINE_MS, PROBE_AFTER_MS, QUEUED_RESEND_MS, START_DEADLINE_MS, applyEvent, claim, dispatched, dueAction, initialState, lostTranscoder,
   nextCheck, queued, unreachable, waiting,
 } from "../../../edge/tasks/state";
 
@@ -76,6 +76,17 @@ describe("task state machine", () => {
     expect(dueAction(waited, t0 + 59_000, limits)).toBeUndefined();
     expect(dueAction(waited, t0 + 60_000, limits)).toEqual({ kind: "resend" });
     expect(dueAction(claim(pending(), t0).next!, t0 + CLAIM_LEASE_MS, limits)).toEqual({ kind: "resend" });
+  });
+
+  it("fails a first dispatch that finds no transcoder for minutes, and a retried run sooner", () => {
+    const once = unreachable(claim(pending(), t0).next!, t0);
+    const again = unreachable(claim(once, t0 + 60_000).next!, t0 + 60_000);
+    expect(again.unreachable_since).toBe(now);
+    expect(dueAction(again, t0 + UNREACHABLE_DEADLINE_MS, limits)).toEqual({ kind: "resend" });
+    expect(dueAction(again, t0 + UNREACHABLE_DEADLINE_MS + 1, limits)).toMatchObject({ kind: "fail", code: "DISPATCH_FAILED" });
+    const retried = unreachable(claim(lostTranscoder(running(), "gone.", t0), t0).next!, t0);
+    expect(dueAction(retried, t0 + limits.heartbeatTimeoutMs + 1, limits)).toMatchObject({ kind: "fail", code: "TRANSCODER_LOST" });
+    expect(dispatched(claim(again, t0).next!, "http://t1", t0).unreachable_since).toBeNull();
   });
 
   it("fails a task no transcoder took within the pending deadline", () => {
