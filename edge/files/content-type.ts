@@ -22,11 +22,15 @@ const TYPES_BY_EXTENSION: Record<string, string> = Object.fromEntries(
 );
 Object.assign(TYPES_BY_EXTENSION, { jpeg: "image/jpeg", m4v: "video/mp4", srt: "application/x-subrip", ass: "text/x-ssa", wav: "audio/wav", xml: "application/xml", js: "text/javascript" });
 
-/** Media types a browser would render or execute: never served inline from our domain. */
-const ACTIVE_TYPES = /^(text\/html|application\/xhtml\+xml|image\/svg\+xml|application\/xml|text\/xml|[a-z]+\/[a-z.+-]*\+xml|text\/javascript|application\/javascript|application\/ecmascript|text\/ecmascript|application\/x-javascript|text\/css|application\/pdf|multipart\/x-mixed-replace)$/;
-
-export function isActiveContent(contentType: string): boolean {
-  return ACTIVE_TYPES.test(essence(contentType));
+/**
+ * The only types the CDN serves inline: passive media a browser displays but never runs.
+ * Everything else (HTML, SVG, XML of any flavour, XSL, RDF, scripts, PDF, types nobody has
+ * heard of) is served as an attachment: an allow-list, because the list of types some browser
+ * renders as a document keeps growing.
+ */
+export function servedInline(contentType: string): boolean {
+  const type = essence(contentType);
+  return /^(audio|video)\/[a-z0-9.+-]+$/.test(type) || (/^image\/[a-z0-9.+-]+$/.test(type) && type !== "image/svg+xml") || type === "text/plain";
 }
 
 /** "Text/HTML; charset=utf-8" → "text/html"; empty or malformed → "". */

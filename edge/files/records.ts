@@ -57,7 +57,8 @@ export async function findFile(db: D1Database, userId: string, key: string): Pro
 
 /**
  * Removes a file now rather than at its expiry: the object first, then the row (a row without
- * an object is harmless; an object without a row would never be swept).
+ * an object is harmless; an object without a row would never be swept). The caller purges the
+ * edge cache (`purgeCached`).
  */
 export async function deleteFile(env: Env, row: Pick<FileRow, "key" | "user_id">): Promise<void> {
   await env.FILES.delete(row.key);

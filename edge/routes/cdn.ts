@@ -1,59 +1,145 @@
 import { Hono } from "hono";
 import { AppError } from "../../shared/errors";
-import { isActiveContent } from "../files/content-type";
+import { EDGE_CACHE_SECONDS, MAX_CACHED_BYTES, cacheKeyFor } from "../files/cdn-cache";
+import { servedInline } from "../files/content-type";
 
 /** Keys the CDN serves: uploads and task outputs, nothing else in the bucket. */
 const SERVED_KEY = /^(uploads\/[A-Za-z0-9_-]+\/[A-Za-z0-9._-]+|outputs\/[A-Za-z0-9_-]+\/[A-Za-z0-9_-]+\/[A-Za-z0-9._%-]+)$/;
-const MAX_CACHE_SECONDS = 86_400;
+const MAX_BROWSER_CACHE_SECONDS = 86_400;
+/** Every CDN answer: user content never runs script or loads anything, whatever its type. */
+const SANDBOX_CSP = "sandbox; default-src 'none'";
 
 const notFound = () => new AppError("NOT_FOUND", "No such file, or it has expired.");
 
-/** The CDN download routes, `GET`/`HEAD {PUBLIC_URL}/uploads/...` and `/outputs/...`, served from R2. */
+/**
+ * The CDN download routes, `GET`/`HEAD {PUBLIC_URL}/uploads/...` and `/outputs/...`: the
+ * data center's Cache API first (it answers Range and conditional requests itself and marks
+ * hits `CF-Cache-Status: HIT`), R2 on a miss, which also fills the cache.
+ */
 export const cdn = new Hono<{ Bindings: Env }>();
 
 cdn.on(["GET", "HEAD"], "/:area{uploads|outputs}/*", async (c) => {
   const key = decodedKey(new URL(c.req.url).pathname);
   if (key === undefined || !SERVED_KEY.test(key) || key.split("/").some((segment) => segment === "." || segment === "..")) throw notFound();
-  const head = await c.env.FILES.head(key);
-  if (!head) throw notFound();
-  const expiresAt = Date.parse(head.customMetadata?.expires_at ?? "");
-  const remainingSeconds = Math.floor((expiresAt - Date.now()) / 1000);
+  const head = c.req.method === "HEAD";
+  const range = c.req.header("range");
+  const singleRange = range !== undefined && /^bytes=(\d+-\d*|-\d+)$/.test(range.trim()) ? range : undefined;
+
+  const lookup = cacheKeyFor(c.req.url);
+  const hit = await fromCache(c.req.raw, lookup, singleRange);
+  if (hit) {
+    if (head) await hit.body?.cancel();
+    return new Response(head ? null : hit.body, { status: hit.status, headers: hit.headers });
+  }
+
+  const object = await c.env.FILES.head(key);
+  if (!object) throw notFound();
+  const remainingSeconds = await remainingLifetime(c.env, object);
   // R2 lifecycle rules delete "typically within 24 hours" of expiry: refuse expired files ourselves.
-  if (!Number.isFinite(expiresAt) || remainingSeconds <= 0) throw notFound();
+  if (remainingSeconds === undefined || remainingSeconds <= 0) throw notFound();
 
-  const headers = baseHeaders(head, key, Math.min(remainingSeconds, MAX_CACHE_SECONDS));
-  if (notModified(c.req.raw.headers, head)) return new Response(null, { status: 304, headers });
-
-  const range = parseRange(c.req.header("range"), head.size);
-  if (range === "unsatisfiable") {
-    headers.set("content-range", `bytes */${head.size}`);
+  const headers = baseHeaders(object, key, remainingSeconds);
+  const cacheable = object.size <= MAX_CACHED_BYTES;
+  // A conditional, ranged or HEAD request is answered from R2 as asked; the whole file fills the cache meanwhile.
+  const fillCache = () => {
+    if (cacheable) c.executionCtx.waitUntil(fill(c.env, key, lookup, headers));
+  };
+  if (notModified(c.req.raw.headers, object.httpEtag, object.uploaded)) {
+    fillCache();
+    return new Response(null, { status: 304, headers });
+  }
+  const parsed = parseRange(singleRange, object.size);
+  if (parsed === "unsatisfiable") {
+    headers.set("content-range", `bytes */${object.size}`);
     return new Response(null, { status: 416, headers });
   }
-  const status = range ? 206 : 200;
-  const length = range ? range.length : head.size;
-  headers.set("content-length", String(length));
-  if (range) headers.set("content-range", `bytes ${range.offset}-${range.offset + range.length - 1}/${head.size}`);
-  if (c.req.method === "HEAD") return new Response(null, { status, headers });
+  headers.set("content-length", String(parsed ? parsed.length : object.size));
+  if (parsed) headers.set("content-range", `bytes ${parsed.offset}-${parsed.offset + parsed.length - 1}/${object.size}`);
+  const status = parsed ? 206 : 200;
+  if (head || parsed) {
+    fillCache();
+    if (head) return new Response(null, { status, headers });
+  }
 
-  const object = await c.env.FILES.get(key, range ? { range: { offset: range.offset, length: range.length } } : {});
-  if (!object) throw notFound();
-  return new Response(object.body, { status, headers });
+  const body = await c.env.FILES.get(key, parsed ? { range: { offset: parsed.offset, length: parsed.length } } : {});
+  if (!body) throw notFound();
+  if (parsed || !cacheable) return new Response(body.body, { status, headers });
+  // One R2 read serves the client and the cache.
+  const [toClient, toCache] = body.body.tee();
+  c.executionCtx.waitUntil(caches.default.put(lookup.url, new Response(toCache, { status: 200, headers })));
+  return new Response(toClient, { status, headers: withCacheStatus(headers, "MISS") });
 });
 
-function baseHeaders(object: R2Object, key: string, maxAge: number): Headers {
+/**
+ * The answer from this data center's cache, if it holds the file. Conditional and Range
+ * requests are judged here by RFC 9110 from the cached headers (cache implementations differ
+ * on edge cases such as suffix ranges longer than the file); the cache then serves the byte
+ * range itself, so a seek into a large video never streams the bytes before it.
+ */
+async function fromCache(request: Request, lookup: Request, range: string | undefined): Promise<Response | undefined> {
+  const cached = await caches.default.match(lookup);
+  if (!cached) return undefined;
+  const headers = new Headers(cached.headers);
+  const size = Number(headers.get("content-length"));
+  if (notModified(request.headers, headers.get("etag") ?? "", new Date(headers.get("last-modified") ?? 0))) {
+    await cached.body?.cancel();
+    headers.delete("content-length");
+    return new Response(null, { status: 304, headers });
+  }
+  const parsed = parseRange(range, size);
+  if (parsed === undefined) return cached;
+  await cached.body?.cancel();
+  if (parsed === "unsatisfiable") {
+    headers.set("content-range", `bytes */${size}`);
+    headers.delete("content-length");
+    return new Response(null, { status: 416, headers });
+  }
+  const ranged = new Request(lookup, { headers: { range: `bytes=${parsed.offset}-${parsed.offset + parsed.length - 1}` } });
+  const partial = await caches.default.match(ranged);
+  return partial?.status === 206 ? partial : undefined;
+}
+
+/** Seconds until the file expires: from the object's metadata, or from its D1 row (presigned R2 uploads carry no metadata). */
+async function remainingLifetime(env: Env, object: R2Object): Promise<number | undefined> {
+  let expiresAt = object.customMetadata?.expires_at;
+  if (expiresAt === undefined) {
+    const row = await env.DB.prepare("SELECT expires_at FROM files WHERE key = ?").bind(object.key).first<{ expires_at: string }>();
+    expiresAt = row?.expires_at;
+  }
+  const time = Date.parse(expiresAt ?? "");
+  return Number.isFinite(time) ? Math.floor((time - Date.now()) / 1000) : undefined;
+}
+
+async function fill(env: Env, key: string, lookup: Request, headers: Headers): Promise<void> {
+  const object = await env.FILES.get(key);
+  if (!object) return;
+  const full = new Headers(headers);
+  full.delete("content-range");
+  full.set("content-length", String(object.size));
+  await caches.default.put(lookup.url, new Response(object.body, { status: 200, headers: full }));
+}
+
+function withCacheStatus(headers: Headers, status: string): Headers {
+  const copy = new Headers(headers);
+  copy.set("cf-cache-status", status);
+  return copy;
+}
+
+function baseHeaders(object: R2Object, key: string, remainingSeconds: number): Headers {
   const headers = new Headers();
   const contentType = object.httpMetadata?.contentType ?? "application/octet-stream";
   headers.set("content-type", contentType);
   headers.set("etag", object.httpEtag);
   headers.set("last-modified", object.uploaded.toUTCString());
-  headers.set("cache-control", `public, max-age=${maxAge}`);
+  // Browsers may keep the file until it expires; the edge cache re-reads R2 sooner (see EDGE_CACHE_SECONDS).
+  headers.set("cache-control", `public, max-age=${Math.min(remainingSeconds, MAX_BROWSER_CACHE_SECONDS)}, s-maxage=${Math.min(remainingSeconds, EDGE_CACHE_SECONDS)}`);
   headers.set("accept-ranges", "bytes");
   headers.set("x-content-type-options", "nosniff");
+  headers.set("content-security-policy", SANDBOX_CSP);
   headers.set("access-control-allow-origin", "*");
   headers.set("access-control-expose-headers", "content-length, content-range, etag");
-  if (isActiveContent(contentType) || /^attachment/i.test(object.httpMetadata?.contentDisposition ?? "")) {
+  if (!servedInline(contentType) || /^attachment/i.test(object.httpMetadata?.contentDisposition ?? "")) {
     headers.set("content-disposition", `attachment; filename="${key.split("/").pop()}"`);
-    headers.set("content-security-policy", "sandbox; default-src 'none'");
   }
   return headers;
 }
@@ -67,13 +153,13 @@ function decodedKey(pathname: string): string | undefined {
   }
 }
 
-function notModified(request: Headers, object: R2Object): boolean {
+function notModified(request: Headers, etag: string, lastModified: Date): boolean {
   const ifNoneMatch = request.get("if-none-match");
   if (ifNoneMatch !== null) {
-    return ifNoneMatch.trim() === "*" || ifNoneMatch.split(",").some((tag) => tag.trim().replace(/^W\//, "") === object.httpEtag);
+    return ifNoneMatch.trim() === "*" || ifNoneMatch.split(",").some((tag) => tag.trim().replace(/^W\//, "") === etag);
   }
   const since = Date.parse(request.get("if-modified-since") ?? "");
-  return Number.isFinite(since) && Math.floor(object.uploaded.getTime() / 1000) <= Math.floor(since / 1000);
+  return Number.isFinite(since) && Math.floor(lastModified.getTime() / 1000) <= Math.floor(since / 1000);
 }
 
 /** One `bytes=` range (RFC 9110 §14.1.2). Syntax we do not serve (several ranges) is ignored. */

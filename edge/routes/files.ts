@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { AppError } from "../../shared/errors";
+import { purgeCached } from "../files/cdn-cache";
 import { deleteFile, findFile } from "../files/records";
 import { requireApiKey } from "../lib/auth";
 import { bearerSecurity, createApp, problemResponses } from "../lib/openapi";
@@ -25,6 +26,7 @@ files.delete(`${PREFIX}:key{.+}`, async (c) => {
   const file = key ? await findFile(c.env.DB, c.get("userId"), key) : null;
   if (!file) throw new AppError("NOT_FOUND", `You have no file '${key ?? ""}'.`);
   await deleteFile(c.env, file);
+  await purgeCached(c.env, [file.key]);
   return c.body(null, 204);
 });
 

@@ -9,6 +9,7 @@ import { presentTask } from "../tasks/present";
 import { deleteTaskRecords, requireOwnTask } from "../tasks/repository";
 import { isFinal } from "../tasks/state";
 import { cancelTask, taskStub } from "../lib/stubs";
+import { purgeCached } from "../files/cdn-cache";
 
 const taskResponses = { ...problemResponses, 404: { description: "No such task for this key" } };
 
@@ -87,6 +88,7 @@ taskActions.openapi(
     const listed = await c.env.FILES.list({ prefix: `outputs/${userId}/${task_id}/` });
     keys.push(...listed.objects.map((object) => object.key));
     await c.env.FILES.delete(keys);
+    await purgeCached(c.env, keys);
     await deleteTaskRecords(c.env.DB, userId, task_id);
     await taskStub(c.env, task_id).destroy();
     return c.body(null, 204);

@@ -51,6 +51,13 @@ async function route(request: IncomingMessage, response: ServerResponse): Promis
       response.writeHead(200, { "content-type": "video/mp4", "content-length": String(Buffer.byteLength(HTML_PAGE)) });
       response.end(HTML_PAGE);
       return;
+    case "typed": {
+      // Answers the base64 ?body= as ?type=, for tests of how a declared type is stored and served.
+      const body = Buffer.from(url.searchParams.get("body") ?? "", "base64");
+      response.writeHead(200, { "content-type": url.searchParams.get("type") ?? "application/octet-stream", "content-length": String(body.byteLength) });
+      response.end(body);
+      return;
+    }
     case "status":
       response.writeHead(size, { "content-type": "text/plain" });
       response.end(`status ${size}`);

@@ -2,6 +2,7 @@ import { randomHex } from "../../../shared/api-keys";
 import { AppError } from "../../../shared/errors";
 import type { UploadRecord } from "../../../shared/schemas/files";
 import { config } from "../../lib/config";
+import { purgeCached } from "../cdn-cache";
 import { deleteFile, expiryFrom, findFile, sanitizeFilename, toUploadRecord } from "../records";
 import { discardStoredBytes } from "./objects";
 import type { UploadMetadata } from "./protocol";
@@ -56,6 +57,8 @@ export async function completedRecord(env: Env, upload: TusUploadRow): Promise<U
  */
 export async function terminateUpload(env: Env, upload: TusUploadRow): Promise<void> {
   await markTerminated(env.DB, upload.id);
-  if (upload.state === "completed" && upload.file_key) await deleteFile(env, { key: upload.file_key, user_id: upload.user_id });
-  else await discardStoredBytes(env.FILES, upload);
+  if (upload.state === "completed" && upload.file_key) {
+    await deleteFile(env, { key: upload.file_key, user_id: upload.user_id });
+    await purgeCached(env, [upload.file_key]);
+  } else await discardStoredBytes(env.FILES, upload);
 }

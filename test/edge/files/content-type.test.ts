@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { AppError } from "../../../shared/errors";
-import { essence, extensionFor, isActiveContent, resolveContentType } from "../../../edge/files/content-type";
+import { essence, extensionFor, servedInline, resolveContentType } from "../../../edge/files/content-type";
 import { fakeMp4 } from "../helpers";
 import { HTML_PAGE } from "./origin";
 
@@ -41,12 +41,12 @@ describe("content type helpers", () => {
     expect(essence(input)).toBe(expected);
   });
 
-  it.each(["text/html", "image/svg+xml", "application/xml", "text/javascript", "application/rss+xml", "TEXT/HTML; charset=utf-8"])("treats %s as active content", (type) => {
-    expect(isActiveContent(type)).toBe(true);
+  it.each(["text/html", "image/svg+xml", "IMAGE/SVG+XML", "application/xml", "text/javascript", "application/rss+xml", "text/xsl", "text/rdf", "application/rdf+xml", "text/css", "application/pdf", "application/octet-stream", "application/x-unknown", "text/vtt", "TEXT/HTML; charset=utf-8", ""])("serves %j only as an attachment", (type) => {
+    expect(servedInline(type)).toBe(false);
   });
 
-  it.each(["video/mp4", "image/png", "text/plain", "application/octet-stream"])("treats %s as inert", (type) => {
-    expect(isActiveContent(type)).toBe(false);
+  it.each(["video/mp4", "audio/mpeg", "image/png", "image/webp", "text/plain", "Text/Plain; charset=utf-8"])("serves %s inline", (type) => {
+    expect(servedInline(type)).toBe(true);
   });
 
   it("takes the extension from the name only when it matches the type", () => {

@@ -31,6 +31,7 @@ export const HTML_PAGE = "<!doctype html><html><body><script>alert(document.cook
  * - `/declared/<size>`: claims Content-Length `size` but closes after 1 KiB.
  * - `/html`: an HTML page that claims to be video/mp4.
  * - `/status/<code>`: answers that status with a short body.
+ * - `/typed?type=<type>&body=<base64>`: answers the decoded bytes declared as `type`.
  * - `/redirect?to=<url>`: 302 to `url`.
  * - `/hang`: accepts the request and never answers.
  * - `/stall`: sends headers and 1 KiB of body, then nothing more.
@@ -41,6 +42,7 @@ export const originPaths = {
   declared: (size: number) => `/declared/${size}`,
   html: () => "/html",
   status: (code: number) => `/status/${code}`,
+  typed: (type: string, base64: string) => `/typed?type=${encodeURIComponent(type)}&body=${encodeURIComponent(base64)}`,
   redirect: (to: string) => `/redirect?to=${encodeURIComponent(to)}`,
   hang: () => "/hang",
   stall: () => "/stall",

@@ -1,8 +1,8 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { api, createUser, fakeMp4, pathOf, postJson, uploadFile } from "../helpers";
-import { expectProblem, seedFile } from "../files/fixtures";
-import { HTML_PAGE } from "../files/origin";
+import { expectProblem, originUrl, seedFile } from "../files/fixtures";
+import { HTML_PAGE, originPaths } from "../files/origin";
 
 const BODY = "0123456789".repeat(10);
 const HOUR = 3_600_000;
@@ -96,7 +96,103 @@ describe("GET /uploads/... caching", () => {
     expect(maxAge).toBeGreaterThan(90);
     expect(maxAge).toBeLessThanOrEqual(100);
     const later = `/${await seedFile(userId, { expiresAt: new Date(Date.now() + 48 * HOUR) })}`;
-    expect((await get(later)).headers.get("cache-control")).toBe("public, max-age=86400");
+    expect((await get(later)).headers.get("cache-control")).toBe("public, max-age=86400, s-maxage=600");
+  });
+});
+
+/** GETs `target` until this data center's cache answers it (the fill runs after the first answer). */
+async function untilCached(target: string): Promise<Response> {
+  for (const deadline = Date.now() + 20_000; ; await scheduler.wait(50)) {
+    const response = await get(target);
+    if (response.headers.get("cf-cache-status") === "HIT" || Date.now() > deadline) return response;
+    await response.body?.cancel();
+  }
+}
+
+describe("GET /uploads/... edge cache (Cache API)", () => {
+  it("answers the first GET from R2 (MISS) and the next ones from the cache (HIT), byte for byte", async () => {
+    const target = `/${await seedFile(userId, { expiresAt: new Date(Date.now() + HOUR), body: BODY })}`;
+    const first = await get(target);
+    expect(first.headers.get("cf-cache-status")).toBe("MISS");
+    expect(await first.text()).toBe(BODY);
+    const hit = await untilCached(target);
+    expect(hit.headers.get("cf-cache-status")).toBe("HIT");
+    expect(hit.headers.get("etag")).toBe(first.headers.get("etag"));
+    expect(hit.headers.get("content-security-policy")).toBe("sandbox; default-src 'none'");
+    expect(await hit.text()).toBe(BODY);
+  });
+
+  it("serves a HIT even after the object is gone from R2, until the file is purged", async () => {
+    const key = await seedFile(userId, { expiresAt: new Date(Date.now() + HOUR), body: BODY });
+    await (await untilCached(`/${key}`)).body?.cancel();
+    await env.FILES.delete(key);
+    expect(await (await get(`/${key}`)).text()).toBe(BODY);
+  });
+
+  it.each([
+    ["bytes=10-19", "bytes 10-19/100", BODY.slice(10, 20)],
+    ["bytes=-500", "bytes 0-99/100", BODY],
+    ["bytes=95-500", "bytes 95-99/100", BODY.slice(95)],
+  ])("answers %s from the cache with 206 and Content-Range %s", async (range, contentRange, expected) => {
+    const target = `/${await seedFile(userId, { expiresAt: new Date(Date.now() + HOUR), body: BODY })}`;
+    await (await untilCached(target)).body?.cancel();
+    const response = await get(target, { range });
+    expect(response.status).toBe(206);
+    expect(response.headers.get("cf-cache-status")).toBe("HIT");
+    expect(response.headers.get("content-range")).toBe(contentRange);
+    expect(await response.text()).toBe(expected);
+  });
+
+  it("answers conditional and unsatisfiable requests from the cache as R2 would", async () => {
+    const target = `/${await seedFile(userId, { expiresAt: new Date(Date.now() + HOUR), body: BODY })}`;
+    const cached = await untilCached(target);
+    await cached.body?.cancel();
+    const etag = cached.headers.get("etag")!;
+    expect((await get(target, { "if-none-match": etag })).status).toBe(304);
+    expect((await get(target, { "if-none-match": '"other"', "if-modified-since": cached.headers.get("last-modified")! })).status).toBe(200);
+    const unsatisfiable = await get(target, { range: "bytes=100-" });
+    expect(unsatisfiable.status).toBe(416);
+    expect(unsatisfiable.headers.get("content-range")).toBe("bytes */100");
+    const head = await get(target, {}, "HEAD");
+    expect(head.status).toBe(200);
+    expect(head.headers.get("content-length")).toBe("100");
+    expect(await head.text()).toBe("");
+  });
+
+  it("keeps a file in the edge cache no longer than it lives", async () => {
+    const target = `/${await seedFile(userId, { expiresAt: new Date(Date.now() + 3_000), body: BODY })}`;
+    const cached = await untilCached(target);
+    await cached.body?.cancel();
+    expect(cached.headers.get("cf-cache-status")).toBe("HIT");
+    expect(Number(/s-maxage=(\d+)/.exec(cached.headers.get("cache-control")!)?.[1])).toBeLessThanOrEqual(3);
+    for (const deadline = Date.now() + 20_000; Date.now() < deadline; await scheduler.wait(200)) {
+      const response = await get(target);
+      if (response.status === 404) return;
+      await response.body?.cancel();
+    }
+    expect.fail("the expired file was still served");
+  });
+
+  it("purges the cached copy when the owner deletes the file", async () => {
+    const { key: apiKey } = await createUser();
+    const record = await (await uploadFile(apiKey, fakeMp4(4096))).json<{ url: string; key: string }>();
+    await (await untilCached(pathOf(record.url))).body?.cancel();
+    expect((await api(`/api/files/${encodeURIComponent(record.key)}`, apiKey, { method: "DELETE" })).status).toBe(204);
+    await expectProblem(await get(pathOf(record.url)), 404, "NOT_FOUND");
+  });
+
+  it("serves an object that carries no metadata (a presigned R2 PUT) for as long as its D1 row says", async () => {
+    const live = `uploads/${userId}/${crypto.randomUUID().replaceAll("-", "")}.mp4`;
+    const expired = `uploads/${userId}/${crypto.randomUUID().replaceAll("-", "")}.mp4`;
+    for (const [key, expiresAt] of [[live, Date.now() + HOUR], [expired, Date.now() - 1000]] as const) {
+      await env.FILES.put(key, fakeMp4(1000), { httpMetadata: { contentType: "video/mp4" } });
+      await env.DB.prepare("INSERT INTO files (key, user_id, kind, task_id, size, md5, content_type, original_name, created_at, expires_at) VALUES (?, ?, 'upload', NULL, 1000, NULL, 'video/mp4', NULL, ?, ?)")
+        .bind(key, userId, new Date().toISOString(), new Date(expiresAt).toISOString()).run();
+    }
+    const response = await get(`/${live}`);
+    expect(response.status).toBe(200);
+    expect(new Uint8Array(await response.arrayBuffer())).toEqual(fakeMp4(1000));
+    await expectProblem(await get(`/${expired}`), 404, "NOT_FOUND");
   });
 });
 
@@ -170,4 +266,47 @@ describe("GET /uploads/... not found", () => {
     await env.FILES.put("internal/secret.txt", "secret", { customMetadata: { expires_at: new Date(Date.now() + HOUR).toISOString() } });
     await expectProblem(await get("/internal/secret.txt"), 404, "NOT_FOUND");
   });
+});
+
+/** A script that runs if a browser renders the file as a document. */
+const ACTIVE = '<?xml version="1.0"?><x:script xmlns:x="http://www.w3.org/1999/xhtml">alert(document.domain)</x:script>';
+
+function toBase64(bytes: Uint8Array): string {
+  return btoa(Array.from(bytes, (byte) => String.fromCharCode(byte)).join(""));
+}
+
+/** The four ways a file arrives, each declaring `type` for `body`; resolves to the CDN path of the stored file. */
+const uploadPaths: Record<string, (apiKey: string, type: string, body: Uint8Array) => Promise<string>> = {
+  multipart: async (apiKey, type, body) => pathOf((await (await uploadFile(apiKey, body, type, "file.dat")).json<{ url: string }>()).url),
+  base64: async (apiKey, type, body) => pathOf((await (await postJson("/api/upload/base64", apiKey, { data: `data:${type};base64,${toBase64(body)}` })).json<{ url: string }>()).url),
+  url: async (apiKey, type, body) => pathOf((await (await postJson("/api/upload/url", apiKey, { url: originUrl(originPaths.typed(type, toBase64(body))) })).json<{ url: string }>()).url),
+  "signed PUT": async (apiKey, type, body) => {
+    const grant = await (await postJson("/v1/uploads/sign", apiKey, { filename: "file.dat", size: body.byteLength, content_type: type })).json<{ upload_url: string; public_url: string }>();
+    expect((await api(pathOf(grant.upload_url), undefined, { method: "PUT", headers: { "content-type": type }, body })).status).toBe(201);
+    return pathOf(grant.public_url);
+  },
+};
+
+describe("GET /uploads/... serves only passive types inline (sandboxed in any case)", () => {
+  const activeTypes = ["text/xsl", "text/rdf", "application/rdf+xml", "application/xslt+xml", "text/xml", "application/x-unknown", "image/svg+xml", "text/html", "application/pdf"];
+  for (const [path, upload] of Object.entries(uploadPaths)) {
+    it.each(activeTypes)(`${path}: a file declared %s is an attachment with a sandbox CSP`, async (type) => {
+      const { key: apiKey } = await createUser();
+      const download = await get(await upload(apiKey, type, new TextEncoder().encode(ACTIVE)));
+      expect(download.status).toBe(200);
+      expect(download.headers.get("content-disposition")).toMatch(/^attachment; filename="[0-9a-f]{32}\.[a-z0-9]+"$/);
+      expect(download.headers.get("content-security-policy")).toBe("sandbox; default-src 'none'");
+      expect(download.headers.get("x-content-type-options")).toBe("nosniff");
+      expect(await download.text()).toBe(ACTIVE);
+    });
+
+    it.each([["text/plain", new TextEncoder().encode("just words")], ["video/mp4", fakeMp4(600)]])(`${path}: a file declared %s is inline, still with a sandbox CSP`, async (type, body) => {
+      const { key: apiKey } = await createUser();
+      const download = await get(await upload(apiKey, type, body));
+      expect(download.status).toBe(200);
+      expect(download.headers.get("content-type")).toBe(type);
+      expect(download.headers.get("content-disposition")).toBeNull();
+      expect(download.headers.get("content-security-policy")).toBe("sandbox; default-src 'none'");
+    });
+  }
 });
