@@ -1,7 +1,14 @@
 import type { GraphContext } from "./context";
+import { evaluateRange, ExpressionError, type Functions, type Range, type Variables } from "./expression";
 import type { PolicyLimits } from "./limits";
 import { quote, refuse } from "./refusal";
-import { parseDecimal, parseDuration, parseFrameRate, parseInteger, parseVideoSize } from "./values";
+import { FRAME_RATE_NAMES, parseDuration, parseInteger, parseVideoSize } from "./values";
+
+/**
+ * Audio amounts given in samples are judged as if played at this rate, the lowest in common
+ * use: a sample count is then at most this many times longer than the duration cap allows.
+ */
+export const LOWEST_SAMPLE_RATE = 8000;
 
 /** Contact sheets rarely need more; each cell is a full input frame held in memory. */
 const MAX_TILE_CELLS = 100;
@@ -34,11 +41,33 @@ export class FilterOptions {
     return number;
   }
 
-  /** A literal number over `max` is refused; expressions are left to ffmpeg. */
-  cap(name: string, max: number, what: string): void {
+  /**
+   * The range of a numeric option, read as ffmpeg reads it (`1e8`, `0x7fff`, `(65535)`,
+   * `2*ih`), with `variables` bounded by the caps. An expression that names anything else
+   * cannot be bounded, and is refused.
+   */
+  range(name: string, variables: Variables = {}, functions: Functions = {}): Range | undefined {
     const value = this.values.get(name);
-    const number = value === undefined ? undefined : parseDecimal(value);
-    if (number !== undefined && number > max) throw this.limit(name, `asks for ${value} ${what}; the limit is ${max}`);
+    if (value === undefined) return undefined;
+    try {
+      return evaluateRange(value, variables, functions);
+    } catch (error) {
+      if (error instanceof ExpressionError) throw this.invalid(name, `a number or an expression that can be bounded (${error.message})`);
+      throw error;
+    }
+  }
+
+  /** Refuses a value that can exceed `max`. Returns the value's range, if given. */
+  cap(name: string, max: number, what: string, variables: Variables = {}): Range | undefined {
+    const range = this.range(name, variables);
+    if (range !== undefined && !(range.hi <= max)) throw this.limit(name, `can ask for ${describe(range.hi)} ${what}; the limit is ${max}`);
+    return range;
+  }
+
+  /** A number of samples, capped as a duration at LOWEST_SAMPLE_RATE. Returns the range, if given. */
+  capSamples(name: string): Range | undefined {
+    const max = this.limits.maxDurationSeconds * LOWEST_SAMPLE_RATE;
+    return this.cap(name, max, `samples (${this.limits.maxDurationSeconds} s at ${LOWEST_SAMPLE_RATE} Hz)`);
   }
 
   capSize(name: string): void {
@@ -54,13 +83,28 @@ export class FilterOptions {
     if (value !== undefined && parseVideoSize(value)) this.capSize(name);
   }
 
-  /** Literal widths and heights are capped; expressions (`iw/2`, `-2`) depend on the input, which the transcoder's probe caps. */
-  capDimensions(widthName: string, heightName: string): void {
-    const width = parseDecimal(this.values.get(widthName) ?? "");
-    const height = parseDecimal(this.values.get(heightName) ?? "");
-    if (width !== undefined && width > this.limits.maxWidth) throw this.limit(widthName, `asks for a width of ${width}; the limit is ${this.limits.maxWidth}`);
-    if (height !== undefined && height > this.limits.maxHeight) throw this.limit(heightName, `asks for a height of ${height}; the limit is ${this.limits.maxHeight}`);
-    if (width !== undefined && height !== undefined && width > 0 && height > 0) this.checkArea(widthName, width, height);
+  /**
+   * Output width and height expressions, bounded with the input's size variables (see
+   * frameVariables). Each may name the other's result (`ow`, `oh`), so they are evaluated
+   * twice. A value that is never positive means "from the input" (0) or "keep the aspect
+   * ratio" (-1, -2): that size follows from the other and the input's shape, and is left to the
+   * transcoder, which checks the real output size from ffmpeg's stream information.
+   */
+  capDimensions(widthName: string, heightName: string, variables: Variables = {}, functions: Functions = {}): void {
+    const unknown: Range = { lo: 0, hi: Infinity };
+    let width = unknown;
+    let height = unknown;
+    for (let pass = 0; pass < 2; pass++) {
+      width = this.range(widthName, { ...variables, out_w: width, ow: width, out_h: height, oh: height }, functions) ?? unknown;
+      height = this.range(heightName, { ...variables, out_w: width, ow: width, out_h: height, oh: height }, functions) ?? unknown;
+    }
+    const checks = [[widthName, width, this.limits.maxWidth, "width"], [heightName, height, this.limits.maxHeight, "height"]] as const;
+    for (const [name, range, max, what] of checks) {
+      if (this.has(name) && range.hi > 0 && !(range.hi <= max)) {
+        throw this.limit(name, `can ask for a ${what} of ${describe(range.hi)} (inputs may be up to ${this.limits.maxWidth}x${this.limits.maxHeight}); the limit is ${max}, so bound it, e.g. min(${this.get(name)},${max})`);
+      }
+    }
+    if (width.lo === width.hi && height.lo === height.hi && width.lo > 0 && height.lo > 0) this.checkArea(widthName, width.lo, height.lo);
   }
 
   capTileLayout(name: string): void {
@@ -71,12 +115,14 @@ export class FilterOptions {
     if (layout.width * layout.height > MAX_TILE_CELLS) throw this.limit(name, `asks for a ${value} grid; the limit is ${MAX_TILE_CELLS} cells`);
   }
 
+  /** A frame rate: a name (`ntsc`), `num:den`, or an expression (`av_parse_video_rate` evaluates one). */
   capRate(name: string): void {
     const value = this.values.get(name);
-    if (value === undefined) return;
-    const rate = parseFrameRate(value);
-    if (rate === undefined) throw this.invalid(name, "a frame rate such as 25 or 30000/1001");
-    if (rate > this.limits.maxFrameRate) throw this.limit(name, `asks for ${value} frames per second; the limit is ${this.limits.maxFrameRate}`);
+    if (value === undefined || FRAME_RATE_NAMES[value] !== undefined) return;
+    const ratio = /^(\d{1,9}):(\d{1,9})$/.exec(value);
+    const range = ratio ? { lo: Number(ratio[1]) / Number(ratio[2]), hi: Number(ratio[1]) / Number(ratio[2]) } : this.range(name)!;
+    if (!(range.lo > 0)) throw this.invalid(name, "a positive frame rate such as 25 or 30000/1001");
+    if (!(range.hi <= this.limits.maxFrameRate)) throw this.limit(name, `asks for ${value} frames per second; the limit is ${this.limits.maxFrameRate}`);
   }
 
   /** Returns the duration in seconds, if given. */
@@ -114,7 +160,11 @@ export class FilterOptions {
     }
   }
 
-  private invalid(name: string, what: string): Error {
+  invalid(name: string, what: string): Error {
     return refuse("FILTER_NOT_ALLOWED", this.filter, `The filter '${this.filter}' needs ${what} for '${name}', not ${quote(this.values.get(name) ?? "")}.`);
   }
+}
+
+function describe(value: number): string {
+  return Number.isFinite(value) ? String(Math.round(value * 1000) / 1000) : "an unbounded amount of";
 }

@@ -8,7 +8,9 @@ import {
   serializeFilterArguments,
   serializeFilterGraph,
 } from "./filter-graph";
-import { FilterOptions } from "./filter-options";
+import { between, exactly, type Range, type Variables } from "./expression";
+import { FilterOptions, LOWEST_SAMPLE_RATE } from "./filter-options";
+import type { PolicyLimits } from "./limits";
 import { quote, refuse } from "./refusal";
 
 /**
@@ -78,6 +80,63 @@ const LOOP: FilterRule = {
 
 const SUBTITLES_COMMON = { fontsdir: READS_FILE } as const;
 
+/**
+ * What a size expression may name, bounded by the caps: the input's size (the transcoder's
+ * probe refuses larger inputs), its aspect ratio, chroma subsampling, and the frame number and
+ * time. The sample aspect ratio is taken as 1 here: an input with non-square pixels
+ * (`iw*sar`) is judged by the transcoder, which checks every output's real frame size in
+ * ffmpeg's stream information.
+ */
+function frameVariables(limits: PolicyLimits): Variables {
+  const width = between(1, limits.maxWidth);
+  const height = between(1, limits.maxHeight);
+  const aspect = between(1 / limits.maxHeight, limits.maxWidth);
+  const subsampling = between(1, 4);
+  return {
+    iw: width, in_w: width, ih: height, in_h: height, a: aspect, dar: aspect, sar: exactly(1),
+    hsub: subsampling, vsub: subsampling, ohsub: subsampling, ovsub: subsampling,
+    n: between(0, limits.maxFrames), t: between(0, limits.maxDurationSeconds),
+  };
+}
+
+/** zoompan's per-frame variables (its `d` is an expression of them). */
+function zoompanVariables(limits: PolicyLimits): Variables {
+  const frames = between(0, limits.maxFrames);
+  const time = between(0, limits.maxDurationSeconds);
+  const position = between(0, Math.max(limits.maxWidth, limits.maxHeight));
+  const zoom = between(1, 10);
+  return {
+    ...frameVariables(limits), out_w: between(1, limits.maxWidth), ow: between(1, limits.maxWidth), out_h: between(1, limits.maxHeight), oh: between(1, limits.maxHeight),
+    in: frames, on: frames, frame: frames, duration: frames, pduration: frames, in_time: time, it: time, out_time: time, time, ot: time,
+    zoom, pzoom: zoom, x: position, px: position, y: position, py: position,
+  };
+}
+
+/** A size given as width and height options, each an expression of the input's size. */
+function outputSize(width: string, height: string): (options: FilterOptions) => void {
+  return (options) => options.capDimensions(width, height, frameVariables(options.limits));
+}
+
+/**
+ * `adelay=delays=1500|0|500`: per channel, milliseconds, or seconds with `s`, or samples with
+ * `S`. af_adelay.c reads an integer and the character after it, then the number again with
+ * `%f` (which also takes `inf` and hex floats): only plain decimals are accepted here, and
+ * the longest delay must fit the duration cap.
+ */
+function checkDelays(options: FilterOptions): void {
+  const delays = options.get("delays");
+  if (delays === undefined) return;
+  for (const delay of delays.split("|")) {
+    const match = /^(\d{1,15})((?:\.\d*)?(?:[eE][+-]?\d{1,3})?)([sS]?)$/.exec(delay);
+    if (!match) throw options.invalid("delays", "delays such as 1500|0|500 (milliseconds), 1.5s|0 or 48000S|0 (samples)");
+    const [, whole, fraction, unit] = match;
+    const seconds = unit === "S" && fraction === "" ? Number(whole) / LOWEST_SAMPLE_RATE : Number(whole! + fraction) / (unit === "s" && fraction === "" ? 1 : 1000);
+    if (!(seconds <= options.limits.maxDurationSeconds)) {
+      throw options.limit("delays", `delays by ${Math.round(seconds)} s; the limit is ${options.limits.maxDurationSeconds} seconds`);
+    }
+  }
+}
+
 /** The allow-list: any filter not named here is refused. */
 const FILTERS: Readonly<Record<string, FilterRule>> = {
   // geometry and timing
@@ -87,16 +146,37 @@ const FILTERS: Readonly<Record<string, FilterRule>> = {
     check: (options) => {
       // ffmpeg reads a lone width as a size (`scale=1280x720`, `scale=hd720`).
       if (options.has("w") && !options.has("h")) options.capSize("w");
+      else outputSize("w", "h")(options);
       options.capSize("size");
-      options.capDimensions("w", "h");
+    },
+  },
+  zscale: {
+    order: ["w", "h", "size"],
+    aliases: { width: "w", height: "h", s: "size" },
+    check: (options) => {
+      options.capSize("size");
+      outputSize("w", "h")(options);
     },
   },
   pad: {
     order: ["width", "height", "x", "y", "color", "eval", "aspect"],
     aliases: { w: "width", h: "height" },
-    check: (options) => options.capDimensions("width", "height"),
+    check: outputSize("width", "height"),
   },
-  crop: SAFE, transpose: SAFE, hflip: SAFE, vflip: SAFE, rotate: SAFE, setsar: SAFE, setdar: SAFE,
+  rotate: {
+    order: ["angle", "out_w", "out_h", "fillcolor", "bilinear"],
+    aliases: { a: "angle", ow: "out_w", oh: "out_h", c: "fillcolor" },
+    check: (options) => {
+      // rotw(a) and roth(a) are the bounding box of the input rotated by a: at most iw+ih.
+      const { maxWidth, maxHeight } = options.limits;
+      const box = (across: number, along: number) => ({
+        arity: [1],
+        apply: ([angle]: Range[]) => (angle!.lo === angle!.hi ? between(0, across * Math.abs(Math.cos(angle!.lo)) + along * Math.abs(Math.sin(angle!.lo))) : between(0, maxWidth + maxHeight)),
+      });
+      options.capDimensions("out_w", "out_h", frameVariables(options.limits), { rotw: box(maxWidth, maxHeight), roth: box(maxHeight, maxWidth) });
+    },
+  },
+  crop: SAFE, transpose: SAFE, hflip: SAFE, vflip: SAFE, setsar: SAFE, setdar: SAFE,
   setpts: SAFE, asetpts: SAFE, settb: SAFE, asettb: SAFE, trim: SAFE, atrim: SAFE, select: SAFE, aselect: SAFE,
   fps: { order: ["fps", "start_time", "round", "eof_action"], check: (options) => options.capRate("fps") },
   framerate: { order: ["fps"], check: (options) => options.capRate("fps") },
@@ -123,7 +203,8 @@ const FILTERS: Readonly<Record<string, FilterRule>> = {
   apad: {
     order: ["packet_size", "pad_len", "whole_len", "pad_dur", "whole_dur"],
     check: (options) => {
-      const lengths = ["pad_len", "whole_len"].map((name) => options.integer(name) ?? -1);
+      // A length that may be 0 or less means "no limit": apad then pads forever.
+      const lengths = ["pad_len", "whole_len"].map((name) => options.capSamples(name)?.lo ?? -1);
       const durations = ["pad_dur", "whole_dur"].map((name) => options.capDuration(name) ?? -1);
       if ([...lengths, ...durations].every((amount) => amount <= 0)) options.markUnbounded();
     },
@@ -141,7 +222,7 @@ const FILTERS: Readonly<Record<string, FilterRule>> = {
     order: ["zoom", "x", "y", "d", "s", "fps"],
     aliases: { z: "zoom" },
     check: (options) => {
-      options.cap("d", options.limits.maxFrames, "frames");
+      options.cap("d", options.limits.maxFrames, "frames", zoompanVariables(options.limits));
       options.capSize("s");
       options.capRate("fps");
     },
@@ -150,7 +231,7 @@ const FILTERS: Readonly<Record<string, FilterRule>> = {
   fade: SAFE, eq: SAFE, hue: SAFE, colorbalance: SAFE, colorchannelmixer: SAFE, colorlevels: SAFE,
   lut: SAFE, lutrgb: SAFE, lutyuv: SAFE, negate: SAFE, edgedetect: SAFE, vignette: SAFE, noise: SAFE,
   boxblur: SAFE, gblur: SAFE, avgblur: SAFE, smartblur: SAFE, unsharp: SAFE, hqdn3d: SAFE, nlmeans: SAFE,
-  deband: SAFE, deblock: SAFE, colorspace: SAFE, zscale: SAFE, tonemap: SAFE, drawbox: SAFE, drawgrid: SAFE,
+  deband: SAFE, deblock: SAFE, colorspace: SAFE, tonemap: SAFE, drawbox: SAFE, drawgrid: SAFE,
   curves: {
     order: ["preset", "master", "red", "green", "blue", "all", "psfile", "plot"],
     aliases: { m: "master", r: "red", g: "green", b: "blue" },
@@ -183,7 +264,7 @@ const FILTERS: Readonly<Record<string, FilterRule>> = {
   aresample: SAMPLE_RATE, atempo: SAFE, afade: SAFE, acrossfade: SAFE, amix: SAFE, amerge: SAFE, pan: SAFE, join: SAFE,
   channelsplit: SAFE, channelmap: SAFE, volume: SAFE, loudnorm: SAFE, dynaudnorm: SAFE, acompressor: SAFE,
   alimiter: SAFE, compand: SAFE, highpass: SAFE, lowpass: SAFE, bandpass: SAFE, bandreject: SAFE, equalizer: SAFE,
-  bass: SAFE, treble: SAFE, silenceremove: SAFE, adelay: SAFE, aecho: SAFE, chorus: SAFE, flanger: SAFE,
+  bass: SAFE, treble: SAFE, silenceremove: SAFE, adelay: { order: ["delays", "all"], check: checkDelays }, aecho: SAFE, chorus: SAFE, flanger: SAFE,
   tremolo: SAFE, vibrato: SAFE, afftdn: SAFE, anlmdn: SAFE, stereotools: SAFE, extrastereo: SAFE,
   crystalizer: SAFE, asetrate: SAMPLE_RATE, asetnsamples: SAFE, rubberband: SAFE,
   // analysis and visualisation

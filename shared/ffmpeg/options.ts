@@ -117,7 +117,7 @@ export const OPTIONS: Readonly<Record<string, OptionRule>> = {
 
   // seeking, duration, looping
   ss: either(timePosition), t: either(cappedDuration), to: either(cappedDuration),
-  sseof: input(fromEnd), itsoffset: input(timePosition), itsscale: input(decimal(0.01, 100), spec),
+  sseof: input(fromEnd), itsoffset: input(cappedDuration), itsscale: input(decimal(0.01, 100), spec),
   accurate_seek: flag("input"), noaccurate_seek: flag("input"),
   stream_loop: input(streamLoop),
   loop: valued({ input: imageLoop, output: integer(-1, 65535, "a loop count") }),

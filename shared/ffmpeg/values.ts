@@ -1,3 +1,5 @@
+import { evaluateConstant } from "./expression";
+
 /**
  * Parsers for the value syntaxes ffmpeg accepts, so caps can be applied to what ffmpeg will
  * actually use. Each returns undefined for text it does not understand; callers refuse that
@@ -24,31 +26,39 @@ const VIDEO_SIZE_NAMES: Readonly<Record<string, readonly [number, number]>> = {
 };
 
 /** libavutil/parseutils.c `video_rate_abbrs`. */
-const FRAME_RATE_NAMES: Readonly<Record<string, number>> = {
+export const FRAME_RATE_NAMES: Readonly<Record<string, number>> = {
   ntsc: 30000 / 1001, pal: 25, qntsc: 30000 / 1001, qpal: 25, sntsc: 30000 / 1001, spal: 25,
   film: 24, "ntsc-film": 24000 / 1001,
 };
 
-/** `WxH` or a size name such as `hd720`. */
+/**
+ * A size name such as `hd720`, or `av_parse_video_size`'s `WxH`: two `strtol` numbers (sign
+ * and leading blanks allowed) around any one separator character, both positive.
+ */
 export function parseVideoSize(text: string): VideoSize | undefined {
   const named = VIDEO_SIZE_NAMES[text];
   if (named) return { width: named[0], height: named[1] };
-  const match = /^(\d{1,9})[xX](\d{1,9})$/.exec(text);
-  if (!match) return undefined;
-  const size = { width: Number(match[1]), height: Number(match[2]) };
-  return size.width > 0 && size.height > 0 ? size : undefined;
+  const width = strtol(text, 0);
+  const separator = width.end < text.length ? width.end + 1 : width.end;
+  const height = strtol(text, separator);
+  if (height.end !== text.length || !(width.value > 0) || !(height.value > 0)) return undefined;
+  return { width: width.value, height: height.value };
 }
 
-/** `25`, `29.97`, `30000/1001`, `24:1` or a rate name such as `ntsc`. */
+/** C's `strtol(text + start, &end, 10)`: no digits reads 0 and consumes nothing. */
+function strtol(text: string, start: number): { value: number; end: number } {
+  const match = /^[ \t\n\v\f\r]*([+-]?\d+)/.exec(text.slice(start));
+  return match ? { value: Number(match[1]), end: start + match[0].length } : { value: 0, end: start };
+}
+
+/** `25`, `29.97`, `30000/1001`, `24:1`, `1e3`, or a rate name such as `ntsc` (`av_parse_video_rate` evaluates expressions). */
 export function parseFrameRate(text: string): number | undefined {
   const named = FRAME_RATE_NAMES[text];
   if (named !== undefined) return named;
-  const ratio = /^(\d{1,9}(?:\.\d+)?)[/:](\d{1,9}(?:\.\d+)?)$/.exec(text);
-  if (ratio) {
-    const denominator = Number(ratio[2]);
-    return denominator === 0 ? undefined : Number(ratio[1]) / denominator;
-  }
-  return parseDecimal(text);
+  const ratio = /^(\d{1,9}):(\d{1,9})$/.exec(text);
+  if (ratio) return Number(ratio[2]) === 0 ? undefined : Number(ratio[1]) / Number(ratio[2]);
+  const rate = evaluateConstant(text);
+  return rate !== undefined && Number.isFinite(rate) ? rate : undefined;
 }
 
 /**
@@ -68,20 +78,22 @@ export function parseDuration(text: string): number | undefined {
   return plain[1] ? -seconds : seconds;
 }
 
-export function parseInteger(text: string): number | undefined {
-  return /^[+-]?\d{1,15}$/.test(text) ? Number(text) : undefined;
-}
-
+/**
+ * A number as ffmpeg reads option values: `av_strtod` on the command line (`48k`, `1e4`,
+ * `0x7fff`) and `av_expr_parse` for codec and filter options (`(65535)`, `2*1024`); both are
+ * read here as a constant expression, so the cap sees the value ffmpeg uses.
+ */
 export function parseDecimal(text: string): number | undefined {
-  return /^[+-]?(\d{1,15}(\.\d*)?|\.\d+)$/.test(text) ? Number(text) : undefined;
+  return evaluateConstant(text);
 }
 
-const PREFIX_POWERS: Readonly<Record<string, number>> = { "": 0, k: 1, K: 1, M: 2, G: 3 };
+export function parseInteger(text: string): number | undefined {
+  const number = evaluateConstant(text);
+  return number !== undefined && Number.isSafeInteger(number) ? number : undefined;
+}
 
-/** A quantity with an optional SI or binary prefix and `B` (bytes, ×8 in bit rates), as `av_strtod` reads it: `128k`, `2.5M`, `1Mi`. */
+/** A bit rate or size: `128k`, `2.5M`, `1Mi`, `1MB` (×8) — av_strtod's prefixes, as a constant expression. */
 export function parseQuantity(text: string): number | undefined {
-  const match = /^(\d{1,15}(?:\.\d+)?)(?:([kKMG])(i?))?(B?)$/.exec(text);
-  if (!match) return undefined;
-  const base = (match[3] ? 1024 : 1000) ** PREFIX_POWERS[match[2] ?? ""]!;
-  return Number(match[1]) * base * (match[4] ? 8 : 1);
+  const number = evaluateConstant(text);
+  return number !== undefined && Number.isFinite(number) && number >= 0 ? number : undefined;
 }

@@ -132,9 +132,16 @@ describe("value parsers", () => {
     expect(parseVideoSize(text)).toEqual(size);
   });
 
-  it.each(["0x0", "-1x5", "640*480", "640", "iw*2"])("does not read %j as a size", (text) => {
+  it.each(["0x0", "-1x5", "640", "iw*2", "0x7fff", "1e4x100", "640x480junk"])("does not read %j as a size", (text) => {
     expect(parseVideoSize(text)).toBeUndefined();
   });
+
+  it.each([["640*480", 640, 480], ["640:480", 640, 480], ["+99999x+99999", 99999, 99999], [" 64x 48", 64, 48]])(
+    "reads %j as av_parse_video_size does (any one separator, strtol numbers)",
+    (text, width, height) => {
+      expect(parseVideoSize(text)).toEqual({ width, height });
+    },
+  );
 
   it.each([["25", 25], ["30000/1001", 29.97], ["24:1", 24], ["ntsc", 29.97], ["film", 24]])("reads the frame rate %s", (text, rate) => {
     expect(parseFrameRate(text)).toBeCloseTo(rate, 2);

@@ -409,7 +409,12 @@ describe("C. exhausting resources", () => {
     });
 
     it("refuses a size it cannot read rather than guess", () => {
-      expect(refusalOf(withInput("-s 640*480 out.mp4"))).toMatchObject({ code: "OPTION_VALUE_NOT_ALLOWED", token: "640*480" });
+      expect(refusalOf(withInput("-s iw*2 out.mp4"))).toMatchObject({ code: "OPTION_VALUE_NOT_ALLOWED", token: "iw*2" });
+    });
+
+    it("reads sizes with any separator, as ffmpeg does, and caps them", () => {
+      expect(refusalOf(withInput("-s 64000*480 out.mp4"))).toMatchObject({ code: "LIMIT_EXCEEDED", token: "64000*480" });
+      expect(refusalOf(withInput("-s +99999x+99999 out.mp4"))).toMatchObject({ code: "LIMIT_EXCEEDED" });
     });
   });
 
@@ -476,6 +481,115 @@ describe("D. shell and process", () => {
       "refuses the program in %s",
       (command, token) => {
         expect(refusalOf(command)).toMatchObject({ code: "PROGRAM_NOT_ALLOWED", token });
+      },
+    );
+  });
+});
+
+describe("E. server-side request forgery in task inputs (cases 21, 24, 38, 39)", () => {
+  it.each([
+    ["http://0177.0.0.1/a.mp4", "URL_HOST_BLOCKED"], ["http://0x7f000001/a.mp4", "URL_HOST_BLOCKED"], ["http://2130706433/a.mp4", "URL_HOST_BLOCKED"],
+    ["http://127.1/a.mp4", "URL_HOST_BLOCKED"], ["http://１２７.０.０.１/a.mp4", "URL_HOST_BLOCKED"], ["http://[::ffff:127.0.0.1]/a.mp4", "URL_HOST_BLOCKED"],
+    ["http://[64:ff9b::a9fe:a9fe]/a.mp4", "URL_HOST_BLOCKED"], ["http://[2002:a9fe:a9fe::]/a.mp4", "URL_HOST_BLOCKED"], ["http://[::]/a.mp4", "URL_HOST_BLOCKED"],
+    ["http://224.0.0.1/a.mp4", "URL_HOST_BLOCKED"], ["http://100.64.0.1/a.mp4", "URL_HOST_BLOCKED"], ["http://198.18.0.1/a.mp4", "URL_HOST_BLOCKED"],
+    ["http://metadata.google.internal/a.mp4", "URL_HOST_BLOCKED"], ["http://nas.local/a.mp4", "URL_HOST_BLOCKED"], ["http://intranet/a.mp4", "URL_HOST_BLOCKED"],
+    ["http://0x08080808/a.mp4", "URL_NOT_ALLOWED"], ["http://good.com@evil.com/a.mp4", "URL_NOT_ALLOWED"], ["http://example.com:8080/a.mp4", "URL_NOT_ALLOWED"],
+  ])("refuses the input %s with %s, naming it", (url, code) => {
+    expect(refusalOf(`ffmpeg -i '${url}' out.mp4`)).toMatchObject({ code, status: 400, token: url });
+  });
+
+  it("refuses a subtitles= source on a blocked host, since it must be one of the inputs", () => {
+    const subs = "http://169.254.169.254/s.srt";
+    expect(refusalOf(`ffmpeg -i ${IN} -i ${subs} -vf "subtitles='http\\://169.254.169.254/s.srt'" out.mp4`)).toMatchObject({ code: "URL_HOST_BLOCKED", token: subs });
+  });
+});
+
+describe("F. numbers read as ffmpeg reads them (cases 40–42)", () => {
+  describe("40. frame sizes, rates and threads in ffmpeg's number and expression syntax", () => {
+    it.each([
+      ["-vf scale=1e4:100", "scale"], ["-vf scale=0x7fff:100", "scale"], ["-vf 'scale=(65535):100'", "scale"], ["-vf scale=iw*100:ih", "scale"],
+      ["-vf scale=w=2*ih*10:h=-2", "scale"], ["-vf scale=w=100:h=oh+1e5", "scale"], ["-vf scale=w=oh*100:h=720", "scale"], [`-vf "scale=w='if(gt(iw,0),1e5,1)':h=1"`, "scale"],
+      ["-vf pad=iw*10:ih", "pad"], ["-vf pad=w=9e3:h=10", "pad"], ["-vf zscale=w=1e5:h=100", "zscale"], ["-vf zscale=20000:100", "zscale"],
+      ["-vf rotate=0:ow=1e5", "rotate"], ["-vf rotate=a=0:out_w=iw*10", "rotate"], ["-vf 'rotate=0:oh=rotw(0)*10'", "rotate"],
+      ["-vf fps=1e3", "fps"], ["-vf fps=0x7fff", "fps"], ["-vf 'framerate=fps=(1000)'", "framerate"], ["-vf scale=2:2:threads=1e3", "scale"],
+      ["-vf zoompan=d=1e7", "zoompan"], ["-vf zoompan=d=on*1000", "zoompan"],
+    ])("refuses %s", (option, filter) => {
+      expect(refusalOf(withInput(`${option} out.mp4`))).toMatchObject({ code: "LIMIT_EXCEEDED", token: filter });
+    });
+
+    it.each([["-r 1e3", "1e3"], ["-r 0x7fff", "0x7fff"], ["-threads '(512)'", "(512)"], ["-threads 0x200", "0x200"], ["-threads 2*256", "2*256"], ["-s 9e3x100", undefined]])(
+      "refuses %s",
+      (option, token) => {
+        const refusal = refusalOf(withInput(`${option} out.mp4`));
+        expect(["LIMIT_EXCEEDED", "OPTION_VALUE_NOT_ALLOWED"]).toContain(refusal.code);
+        if (token) expect(refusal).toMatchObject({ code: "LIMIT_EXCEEDED", token });
+      },
+    );
+
+    it.each(["-vf 'scale=w=ld(0)*1000:h=100'", "-vf scale=w=foo:h=100", "-vf 'scale=w=random(0)*1e9:h=100'", "-vf pad=w=x*100:h=10"])(
+      "refuses %s: an expression that cannot be bounded at submission",
+      (option) => {
+        expect(refusalOf(withInput(`${option} out.mp4`))).toMatchObject({ code: "FILTER_NOT_ALLOWED" });
+      },
+    );
+
+    it.each([
+      "-vf scale=iw/2:-2", "-vf 'scale=trunc(iw/2)*2:trunc(ih/2)*2'", "-vf scale=-2:720", "-vf scale=iw*sar:ih", `-vf "scale='min(1280,iw)':-2"`,
+      "-vf scale=w=1.28k:h=720", `-vf "pad='min(iw+20,8192)':'min(ih+20,8192)':10:10"`, `-vf "rotate=PI/6:ow='hypot(iw,ih)/2':oh=ow"`, "-vf 'rotate=PI/2:ow=rotw(PI/2):oh=roth(PI/2)'", "-vf zscale=w=1920:h=-2",
+      "-vf fps=1e1", "-vf fps=30000/1001", "-r 2.5e1", "-threads '(4)'", "-vf zoompan=z=1.5:d=25:s=1280x720",
+    ])("accepts %s", (option) => {
+      expect(() => argvOf(withInput(`${option} out.mp4`))).not.toThrow();
+    });
+  });
+
+  describe("41. sample rates", () => {
+    it.each([
+      ["-af aresample=osr=1e8", "aresample"], ["-af aresample=1e8", "aresample"], ["-af aresample=out_sample_rate=0x7fffffff", "aresample"],
+      ["-af 'aresample=(192001)'", "aresample"], ["-af asetrate=1e6", "asetrate"], ["-af asetrate=r=96k*4", "asetrate"],
+    ])("refuses %s", (option, filter) => {
+      expect(refusalOf(withInput(`${option} out.mp3`))).toMatchObject({ code: "LIMIT_EXCEEDED", token: filter });
+    });
+
+    it.each([["-ar 1e8", "1e8"], ["-ar 0x7fffffff", "0x7fffffff"], ["-ar 1M", "1M"]])("refuses %s", (option, token) => {
+      expect(refusalOf(withInput(`${option} out.mp3`))).toMatchObject({ code: "LIMIT_EXCEEDED", token });
+    });
+
+    it("refuses an audio source at 1e8 Hz", () => {
+      expect(refusalOf(withInput("-filter_complex sine=r=1e8:d=1 out.mp3"))).toMatchObject({ code: "LIMIT_EXCEEDED", token: "sine" });
+    });
+
+    it.each(["-ar 44.1k", "-ar 48000", "-af aresample=48k", "-af aresample=osr=2*24000"])("accepts %s", (option) => {
+      expect(() => argvOf(withInput(`${option} out.mp3`))).not.toThrow();
+    });
+  });
+
+  describe("42. delays, pads and loops that extend the duration", () => {
+    it.each([
+      ["-af adelay=999999999", "adelay"], ["-af adelay=1e9", "adelay"], ["-af 'adelay=delays=0|99999s'", "adelay"], ["-af adelay=100000000S", "adelay"],
+      ["-af apad=pad_len=1e12", "apad"], ["-af apad=whole_len=0x7fffffffff", "apad"], ["-af apad=pad_dur=99999", "apad"],
+      ["-vf tpad=stop=1e9", "tpad"], ["-vf 'tpad=start=(1000000)'", "tpad"], ["-vf tpad=stop_duration=99999", "tpad"],
+      ["-vf loop=loop=1e3:size=1", "loop"], ["-vf loop=0x7fff:1", "loop"], ["-vf 'loop=10:size=(65535)'", "loop"], ["-af aloop=loop=1e6:size=1", "aloop"],
+    ])("refuses %s", (option, filter) => {
+      expect(refusalOf(withInput(`${option} out.mp4`))).toMatchObject({ code: "LIMIT_EXCEEDED", token: filter });
+    });
+
+    it.each(["-af adelay=0x1p30", "-af adelay=inf", "-af 'adelay=1000||0'", "-af adelay=-5", "-af 'adelay=1e3 s'"])("refuses %s, which it cannot read as ffmpeg would", (option) => {
+      expect(refusalOf(withInput(`${option} out.mp4`))).toMatchObject({ code: "FILTER_NOT_ALLOWED", token: "adelay" });
+    });
+
+    it("refuses -itsoffset beyond the duration cap", () => {
+      expect(refusalOf(`ffmpeg -itsoffset 99999 -i ${IN} out.mp4`)).toMatchObject({ code: "LIMIT_EXCEEDED", token: "99999" });
+    });
+
+    it("treats an apad length that may be 0 as padding without end", () => {
+      expect(refusalOf(withInput(`-af "apad=pad_len='if(gt(t,1),0,100)'" out.mp4`))).toMatchObject({ code: "FILTER_NOT_ALLOWED" });
+      expect(refusalOf(withInput("-af apad=pad_len=0 out.mp4"))).toMatchObject({ code: "LIMIT_EXCEEDED", token: "apad" });
+    });
+
+    it.each(["-af 'adelay=1500|0|500'", "-af adelay=delays=1.5s:all=1", "-af adelay=48000S", "-af apad=pad_dur=2", "-af apad=pad_len=48k", "-vf tpad=stop=25:stop_mode=clone", "-vf loop=loop=3:size=10"])(
+      "accepts %s",
+      (option) => {
+        expect(() => argvOf(withInput(`${option} out.mp4`))).not.toThrow();
       },
     );
   });
