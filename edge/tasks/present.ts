@@ -18,6 +18,7 @@ export function presentTask(env: Env, row: TaskRow, live?: LiveState, now = Date
     ...etaField(live && !isFinal(row.status) ? live : undefined, now),
     command: row.command,
     with_metadata: row.with_metadata === 1,
+    retries: Math.max(row.retries ?? 0, live?.retries ?? 0),
     created_at: row.created_at,
     started_at: startedAt,
     finished_at: finishedAt,

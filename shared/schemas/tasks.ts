@@ -34,6 +34,7 @@ export const TaskSchema = z
     outputs: z.array(OutputSchema).optional(),
     error: z.string().optional().meta({ description: "Why the task failed: the reason plus the tail of ffmpeg's output" }),
     error_code: z.enum(TASK_FAILURE_CODES).optional(),
+    retries: z.number().int().nonnegative().meta({ description: "Times the task was started again because its transcoder was lost (at most 2; then it fails TRANSCODER_LOST)" }),
     created_at: z.string(),
     started_at: z.string().nullable(),
     finished_at: z.string().nullable(),
