@@ -21,7 +21,6 @@ export const OutputSchema = z
     metadata: z.record(z.string(), z.unknown()).optional().meta({ description: "ffprobe JSON of the output, when with_metadata" }),
   })
   .meta({ id: "Output" });
-export type Output = z.infer<typeof OutputSchema>;
 
 export const TaskSchema = z
   .object({
