@@ -1,5 +1,6 @@
 import type { CheckContext } from "./context";
 import { checkOutputName } from "./files";
+import { parseDictionary } from "./filter-graph";
 import { checkFilterGraph } from "./filters";
 import type { PolicyLimits } from "./limits";
 import { hasControlCharacter, quote, refuse } from "./refusal";
@@ -159,18 +160,40 @@ export function listIn(set: ReadonlySet<string>, what: string): ValueCheck {
 }
 
 /**
- * Encoder parameter strings (`-x264-params keyint=48:scenecut=0`): each key must be in the
- * allowed set — encoders have keys that read or write files (`stats=`, `qpfile=`, `csv=`,
- * `analysis-save=`...) or spawn threads past our caps (`pools=`) — and no value may be a path.
+ * Encoder parameter strings (`-x264-params keyint=48:scenecut=0`), read whole as ffmpeg reads
+ * them (see parseDictionary): every key must be in the allowed set — encoders have keys that
+ * read or write files (`stats=`, `qpfile=`, `csv=`, `analysis-save=`...) or spawn threads past
+ * our caps (`pools=`) — each key is set once, and every value is a plain word, so no `=`, `:`
+ * or path can hide a second key or a file name inside a value.
  */
 export function encoderParams(keys: ReadonlySet<string>): ValueCheck {
+  return (value, context) => checkEncoderEntries(parseDictionary(value), keys, value, context);
+}
+
+/**
+ * `-x264opts`, which libx264.c reads with `sscanf("%[^:=]=%[^:]")` per `:`-separated piece,
+ * without escapes; a key without a value means `1`.
+ */
+export function x264Options(keys: ReadonlySet<string>): ValueCheck {
   return (value, context) => {
-    for (const pair of value.split(":")) {
-      const [key = "", setting = ""] = pair.split("=", 2);
-      if (!keys.has(key)) throw invalid(value, context, `parameters from ${[...keys].join(", ")} (not ${quote(key)})`);
-      if (!/^[A-Za-z0-9.,()+_-]{0,64}$/.test(setting)) throw invalid(value, context, `plain values (not ${quote(setting)})`);
-    }
+    const entries = value.split(":").map((piece) => {
+      const match = /^([^:=]+)(?:=(.*))?$/.exec(piece);
+      return match ? { key: match[1]!, value: match[2] ?? "1" } : undefined;
+    });
+    checkEncoderEntries(entries.includes(undefined) ? undefined : (entries as { key: string; value: string }[]), keys, value, context);
   };
+}
+
+function checkEncoderEntries(entries: readonly { key?: string; value: string }[] | undefined, keys: ReadonlySet<string>, value: string, context: CheckContext): void {
+  if (entries === undefined) throw invalid(value, context, "key=value pairs separated by ':', such as keyint=48:scenecut=0");
+  const seen = new Set<string>();
+  for (const entry of entries) {
+    const key = entry.key ?? "";
+    if (!keys.has(key)) throw invalid(value, context, `parameters from ${[...keys].join(", ")} (not ${quote(key)})`);
+    if (seen.has(key)) throw invalid(value, context, `each parameter once (${quote(key)} is set twice)`);
+    seen.add(key);
+    if (!/^[A-Za-z0-9.,()+_-]{1,128}$/.test(entry.value)) throw invalid(value, context, `plain values (not ${quote(entry.value)} for ${quote(key)})`);
+  }
 }
 
 /** A filter graph (`-vf`, `-af`, `-filter_complex`...): parsed and checked filter by filter. */

@@ -85,6 +85,26 @@ export function serializeFilterArguments(args: readonly FilterArgument[]): strin
   return args.map((arg) => (arg.key === undefined ? "" : `${arg.key}=`) + escape(arg.value, ":")).join(":");
 }
 
+/**
+ * libavutil's `av_dict_parse_string(text, "=", ":")`, which reads AV_OPT_TYPE_DICT options
+ * such as `-x264-params`: `key=value` pairs separated by `:`, each key and value an
+ * `av_get_token` (so `\:` and `'a:b'` put a `:` inside a value). Returns undefined where
+ * ffmpeg fails: a pair without `=` or with an empty key or value.
+ */
+export function parseDictionary(text: string): FilterArgument[] | undefined {
+  const entries: FilterArgument[] = [];
+  let position = 0;
+  while (position < text.length) {
+    const key = getToken(text, position, "=");
+    if (key.token === "" || text[key.end] !== "=") return undefined;
+    const value = getToken(text, key.end + 1, ":");
+    if (value.token === "") return undefined;
+    entries.push({ key: key.token, value: value.token });
+    position = value.end < text.length ? value.end + 1 : value.end;
+  }
+  return entries;
+}
+
 /** Backslash-escapes what `av_get_token` would otherwise read as quoting, a terminator or trimmable whitespace. */
 function escape(text: string, terminators: string): string {
   let out = "";

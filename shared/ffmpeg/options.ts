@@ -28,6 +28,7 @@ import {
   type ValueCheck,
   videoSize,
   word,
+  x264Options,
 } from "./checks";
 import { BITSTREAM_FILTERS, DECODERS, DEMUXERS, ENCODERS, MUXERS, SEGMENT_FORMATS } from "./formats";
 
@@ -149,7 +150,7 @@ export const OPTIONS: Readonly<Record<string, OptionRule>> = {
   g: output(integer(0, 100_000), spec), keyint_min: output(integer(0, 100_000), spec), bf: output(integer(0, 16), spec),
   refs: output(integer(0, 16), spec), sc_threshold: output(integer(-1_000_000, 1_000_000), spec),
   threads: either(threadCount, spec),
-  "x264-params": output(encoderParams(X264_KEYS), spec), x264opts: output(encoderParams(X264_KEYS), spec),
+  "x264-params": output(encoderParams(X264_KEYS), spec), x264opts: output(x264Options(X264_KEYS), spec),
   "x265-params": output(encoderParams(X265_KEYS), spec), "svtav1-params": output(encoderParams(SVTAV1_KEYS), spec),
   "aom-params": output(encoderParams(AOM_KEYS), spec),
   "cpu-used": output(integer(-16, 16), spec), speed: output(integer(-16, 16), spec), deadline: output(oneOf("good", "best", "realtime"), spec),

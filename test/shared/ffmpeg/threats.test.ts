@@ -594,3 +594,33 @@ describe("F. numbers read as ffmpeg reads them (cases 40–42)", () => {
     );
   });
 });
+
+describe("G. encoder parameter strings read whole (case 43)", () => {
+  it.each([
+    ["-c:v libx264 -x264-params keyint=48=stats=/tmp/x", "keyint=48=stats=/tmp/x"],
+    ["-c:v libx264 -x264-params 'keyint=48\\:stats=/tmp/x'", "keyint=48\\:stats=/tmp/x"],
+    [`-c:v libx264 -x264-params "keyint='48:stats=/tmp/x'"`, "keyint='48:stats=/tmp/x'"],
+    ["-c:v libx264 -x264-params keyint=48:stats=/tmp/x", "keyint=48:stats=/tmp/x"],
+    ["-c:v libx264 -x264-params keyint", "keyint"],
+    ["-c:v libx264 -x264-params keyint=", "keyint="],
+    ["-c:v libx264 -x264-params =48", "=48"],
+    ["-c:v libx265 -x265-params crf=20:crf=30", "crf=20:crf=30"],
+    ["-c:v libx265 -x265-params 'crf=20:csv=/tmp/x.csv'", "crf=20:csv=/tmp/x.csv"],
+    ["-c:v libsvtav1 -svtav1-params preset=8:crf=30=x", "preset=8:crf=30=x"],
+    ["-c:v libaom-av1 -aom-params tune=ssim=1", "tune=ssim=1"],
+    ["-c:v libx264 -x264opts keyint=48=stats=/tmp/x", "keyint=48=stats=/tmp/x"],
+    ["-c:v libx264 -x264opts keyint=48::scenecut=0", "keyint=48::scenecut=0"],
+  ])("refuses %s", (option, token) => {
+    expect(refusalOf(withInput(`${option} out.mp4`))).toMatchObject({ code: "OPTION_VALUE_NOT_ALLOWED", token });
+  });
+
+  it.each([
+    "-c:v libx264 -x264-params keyint=48:scenecut=0:deblock=-1,-1",
+    "-c:v libx265 -x265-params 'master-display=G(13250,34500)B(7500,3000)R(34000,16000)WP(15635,16450)L(10000000,1):max-cll=1000,400'",
+    "-c:v libsvtav1 -svtav1-params preset=8:film-grain=8",
+    "-c:v libaom-av1 -aom-params tune=ssim:enable-tpl-model=1",
+    "-c:v libx264 -x264opts no-scenecut:keyint=48",
+  ])("accepts %s", (option) => {
+    expect(() => argvOf(withInput(`${option} out.mp4`))).not.toThrow();
+  });
+});
