@@ -1,38 +1,43 @@
 import { getContainer } from "@cloudflare/containers";
+import { CONTAINER_EDGE_HOST } from "../../shared/egress";
 import type { TranscodeJob } from "../../shared/schemas/jobs";
 import type { TranscoderContainer } from "./transcoder-container";
 import type { Dispatcher } from "./dispatcher";
 import { type DispatchOutcome, outcomeOf } from "./outcome";
 
+const TARGET_PREFIX = "container:";
+
 /**
  * Production: one Cloudflare Container per task, addressed by the task id, so a task's
- * ffmpeg never shares a machine with another user's. `getContainer` starts it on first use.
+ * ffmpeg never shares a machine with another user's. The container lives exactly as long as
+ * the task's run: started by the dispatch, stopped and removed when the run is given up
+ * (cancel) or the task ends (release), whatever the ending.
  * https://developers.cloudflare.com/containers/
  */
 export function containerDispatcher(env: Env): Dispatcher {
   const namespace = env.TRANSCODER as unknown as DurableObjectNamespace<TranscoderContainer>;
-  const headers = { authorization: `Bearer ${env.TRANSCODER_SECRET}`, "content-type": "application/json" };
+  const container = (taskId: string) => getContainer(namespace, taskId);
   return {
     async dispatch(job: TranscodeJob): Promise<DispatchOutcome> {
-      const target = `container:${job.task_id}`;
+      const target = `${TARGET_PREFIX}${job.task_id}`;
       try {
-        const response = await getContainer(namespace, job.task_id).fetch(new Request("http://transcoder/jobs", { method: "POST", headers, body: JSON.stringify(job) }));
+        // The container reaches the edge through its outbound handler, never our public hostname.
+        const response = await container(job.task_id).startJob({ ...job, callback_url: `https://${CONTAINER_EDGE_HOST}/internal/tasks/${job.task_id}` });
         return outcomeOf(response, target);
       } catch (error) {
         return { kind: "unreachable", detail: `${target}: ${(error as Error).message}` };
       }
     },
+    // A run given up for a new one: the container goes with it, so the next run starts clean.
     async cancel(taskId: string): Promise<void> {
-      await getContainer(namespace, taskId)
-        .fetch(new Request(`http://transcoder/jobs/${encodeURIComponent(taskId)}`, { method: "DELETE", headers }))
-        .catch(() => undefined);
+      await container(taskId).stopNow();
     },
     async release(taskId: string): Promise<void> {
-      await getContainer(namespace, taskId).stop().catch(() => undefined);
+      await container(taskId).stopNow();
     },
-    // Probing a stopped container would start a new one; its heartbeats decide instead.
-    async isAlive(): Promise<boolean> {
-      return true;
+    // Asks the container's object without starting a container; a crashed one is noticed at once.
+    async isRunning(taskId: string): Promise<boolean> {
+      return container(taskId).isRunning();
     },
   };
 }

@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import { bearerToken } from "../../shared/bearer";
+import { CONTAINER_EDGE_HOST } from "../../shared/egress";
 import { AppError } from "../../shared/errors";
 import { JobEventSchema, OutputUploadRequestSchema } from "../../shared/schemas/jobs";
 import { essence } from "../files/content-type";
@@ -54,13 +55,18 @@ internal.post("/internal/tasks/:task_id/outputs", async (c) => {
   const key = outputKey(task.user_id, task.id, filename);
   const contentType = essence(content_type) || "application/octet-stream";
   const expiresAt = expiryFrom(new Date(), c.env);
-  const presigned = await presignR2Put(c.env, { key, contentType, size, ttlSeconds: OUTPUT_URL_TTL_SECONDS });
+  // A transcoder in a Cloudflare Container calls through the Worker's outbound handler
+  // (edge/dispatch/transcoder-container.ts), which streams its outputs into R2 itself: no
+  // presigned URL, and no trip through the public hostname and its request-body limit.
+  const inContainer = new URL(c.req.url).hostname === CONTAINER_EDGE_HOST;
+  const presigned = inContainer ? undefined : await presignR2Put(c.env, { key, contentType, size, ttlSeconds: OUTPUT_URL_TTL_SECONDS });
   if (presigned) {
     await insertFile(c.env.DB, { key, user_id: task.user_id, kind: "output", task_id: task.id, size, md5: null, content_type: contentType, original_name: filename, created_at: new Date().toISOString(), expires_at: expiresAt });
     return c.json({ upload_url: presigned, key });
   }
   const token = await signToken(c.env.SIGNING_SECRET, "output", { k: key, u: task.user_id, t: task.id, s: size, ct: contentType } satisfies Grant, OUTPUT_URL_TTL_SECONDS);
-  return c.json({ upload_url: `${config(c.env).edgeUrl}/internal/objects/${token}`, key });
+  const base = inContainer ? `https://${CONTAINER_EDGE_HOST}` : config(c.env).edgeUrl;
+  return c.json({ upload_url: `${base}/internal/objects/${token}`, key });
 });
 
 /** ffmpeg's stderr of the task, capped; kept as long as the task. */

@@ -1,0 +1,136 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { answerEdgeCall, fetchInput, TranscoderContainer } from "../../../edge/dispatch/transcoder-container";
+import { signToken } from "../../../edge/lib/signed-token";
+import { CONTAINER_EDGE_HOST, EGRESS_REFUSED_HEADER } from "../../../shared/egress";
+import { originUrl, streamedFile } from "../files/fixtures";
+import { originPaths } from "../files/origin";
+import { api, createUser, postJson } from "../helpers";
+
+const EDGE = `https://${CONTAINER_EDGE_HOST}`;
+const MB = 1024 * 1024;
+
+/** A fresh task, its callback token, and the id of the container object that would run it. */
+async function newTask() {
+  const { key, userId } = await createUser();
+  const response = await postJson("/v1/tasks", key, { command: "ffmpeg -i https://example.com/in.mp4 -t 2 out.mp4" });
+  expect(response.status).toBe(201);
+  const { task_id: taskId } = await response.json<{ task_id: string }>();
+  return { taskId, key, userId, token: await signToken(env.SIGNING_SECRET, "callback", { t: taskId }, 3600), containerId: env.TRANSCODER.idFromName(taskId).toString() };
+}
+
+function fromContainer(containerId: string, path: string, token: string | undefined, init: RequestInit = {}): Promise<Response> {
+  const headers = new Headers(init.headers);
+  if (token) headers.set("authorization", `Bearer ${token}`);
+  return answerEdgeCall(new Request(`${EDGE}${path}`, { ...init, headers }), env, containerId);
+}
+
+const json = (body: unknown): RequestInit => ({ method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+
+async function expectProblem(response: Response, status: number, code: string): Promise<void> {
+  expect(response.status).toBe(status);
+  expect(response.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+  expect((await response.json<{ code: string }>()).code).toBe(code);
+}
+
+describe("TranscoderContainer's outbound handlers", () => {
+  it("answer the edge's virtual host inside the Worker and send every other host through the input handler", () => {
+    expect(TranscoderContainer.outboundByHost?.[CONTAINER_EDGE_HOST]).toBeTypeOf("function");
+    expect(TranscoderContainer.outbound).toBeTypeOf("function");
+  });
+});
+
+describe("answerEdgeCall (the container's calls to the edge)", () => {
+  it("delivers a report of the container's own task to the task", async () => {
+    const task = await newTask();
+    const response = await fromContainer(task.containerId, `/internal/tasks/${task.taskId}/events`, task.token, json({ type: "started", seq: 0 }));
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ ok: true, cancel: false });
+    expect(await (await api(`/v1/tasks/${task.taskId}`, task.key)).json()).toMatchObject({ status: "running" });
+  });
+
+  it("refuses a container's call for another task, even with that task's valid token", async () => {
+    const mine = await newTask();
+    const theirs = await newTask();
+    await expectProblem(await fromContainer(mine.containerId, `/internal/tasks/${theirs.taskId}/events`, theirs.token, json({ type: "started", seq: 0 })), 401, "UNAUTHORIZED");
+    await expectProblem(await fromContainer(mine.containerId, `/internal/tasks/${theirs.taskId}/log`, theirs.token, { method: "PUT", body: "x" }), 401, "UNAUTHORIZED");
+    expect(await (await api(`/v1/tasks/${theirs.taskId}`, theirs.key)).json()).toMatchObject({ status: "pending" });
+  });
+
+  it("refuses paths outside the task callbacks and output uploads", async () => {
+    const task = await newTask();
+    await expectProblem(await fromContainer(task.containerId, "/v1/me", task.token), 401, "UNAUTHORIZED");
+    await expectProblem(await fromContainer(task.containerId, `/internal/tasks/${task.taskId}/../../v1/me`, task.token), 401, "UNAUTHORIZED");
+  });
+
+  it("grants output uploads on the virtual host, never a presigned URL, even with R2 S3 credentials configured", async () => {
+    const task = await newTask();
+    const withCredentials: Env = { ...env, R2_ACCOUNT_ID: "0123456789abcdef0123456789abcdef", R2_ACCESS_KEY_ID: "key", R2_SECRET_ACCESS_KEY: "secret" };
+    const request = new Request(`${EDGE}/internal/tasks/${task.taskId}/outputs`, { ...json({ filename: "out.mp4", size: 10, content_type: "video/mp4" }), headers: { "content-type": "application/json", authorization: `Bearer ${task.token}` } });
+    const response = await answerEdgeCall(request, withCredentials, task.containerId);
+    expect(response.status).toBe(200);
+    const grant = await response.json<{ upload_url: string; key: string }>();
+    expect(grant.upload_url.startsWith(`${EDGE}/internal/objects/`)).toBe(true);
+  });
+
+  it("streams an output larger than a Worker request body may be (110 MB) into R2", async () => {
+    const task = await newTask();
+    const size = 110 * MB;
+    const grantResponse = await fromContainer(task.containerId, `/internal/tasks/${task.taskId}/outputs`, task.token, json({ filename: "big.mp4", size, content_type: "video/mp4" }));
+    const grant = await grantResponse.json<{ upload_url: string; key: string }>();
+    const file = streamedFile(size);
+    const put = await answerEdgeCall(new Request(grant.upload_url, { method: "PUT", headers: { "content-length": String(size), "content-type": "video/mp4" }, body: file.body }), env, task.containerId);
+    expect(put.status).toBe(201);
+    const stored = await env.FILES.head(grant.key);
+    expect(stored?.size).toBe(size);
+    expect(await put.json()).toMatchObject({ key: grant.key, size, md5: await file.md5 });
+  });
+
+  it("refuses an output upload granted to another task's container", async () => {
+    const mine = await newTask();
+    const theirs = await newTask();
+    const grant = await (await fromContainer(theirs.containerId, `/internal/tasks/${theirs.taskId}/outputs`, theirs.token, json({ filename: "out.mp4", size: 3, content_type: "video/mp4" }))).json<{ upload_url: string; key: string }>();
+    await expectProblem(await answerEdgeCall(new Request(grant.upload_url, { method: "PUT", headers: { "content-length": "3" }, body: "abc" }), env, mine.containerId), 401, "UNAUTHORIZED");
+    expect(await env.FILES.head(grant.key)).toBeNull();
+  });
+});
+
+describe("fetchInput (every other request from the container)", () => {
+  it("passes a download through the guarded fetcher", async () => {
+    const response = await fetchInput(new Request(originUrl(originPaths.file(4096))), env);
+    expect(response.status).toBe(200);
+    expect((await response.arrayBuffer()).byteLength).toBe(4096);
+  });
+
+  it("hands a redirect back instead of following it, so every hop is checked again", async () => {
+    const response = await fetchInput(new Request(originUrl(originPaths.redirect("http://169.254.169.254/latest/meta-data/"))), env);
+    expect(response.status).toBe(302);
+    expect(response.headers.get("location")).toBe("http://169.254.169.254/latest/meta-data/");
+    await response.body?.cancel();
+  });
+
+  it.each([
+    ["a private address", "http://10.0.0.5/in.mp4", "URL_HOST_BLOCKED"],
+    ["cloud metadata", "http://169.254.169.254/latest/meta-data/", "URL_HOST_BLOCKED"],
+    ["an internal name", "https://metadata.google.internal/x", "URL_HOST_BLOCKED"],
+  ])("refuses %s with the refusal header the transcoder reads", async (_name, url, code) => {
+    const response = await fetchInput(new Request(url), env);
+    expect(response.headers.get(EGRESS_REFUSED_HEADER)).toBe(code);
+    await expectProblem(response, 400, code);
+  });
+
+  it("refuses loopback in production although development allow-lists it", async () => {
+    const production: Env = { ...env, ENVIRONMENT: "production" };
+    const response = await fetchInput(new Request("http://127.0.0.1/in.mp4"), production);
+    expect(response.headers.get(EGRESS_REFUSED_HEADER)).toBe("URL_HOST_BLOCKED");
+    await response.body?.cancel();
+  });
+
+  it("lets no request but a read out: a POST never reaches its host", async () => {
+    const hook = `egress-${crypto.randomUUID()}`;
+    const response = await fetchInput(new Request(originUrl(originPaths.hook(hook)), { method: "POST", body: "secret" }), env);
+    expect(response.headers.get(EGRESS_REFUSED_HEADER)).toBe("URL_NOT_ALLOWED");
+    await response.body?.cancel();
+    expect(await (await fetch(originUrl(originPaths.hookLog(hook)))).json()).toEqual([]);
+  });
+});
