@@ -99,7 +99,35 @@ export function resolveContentType(declared: string | undefined, filename: strin
   if (claimsMedia && sniffed && (sniffed.family === "markup" || (sniffed.family !== family && !compatible(declaredType, sniffed.type)))) {
     throw new AppError("CONTENT_TYPE_MISMATCH", `The file was declared as ${declaredType} but its bytes are ${sniffed.family === "markup" ? "markup (HTML/XML)" : sniffed.type}.`);
   }
+  // Text is never audio, video or an image (SVG aside), yet sniffing cannot name every media
+  // format: a "video" whose bytes are plain text is kept, but as the bytes it is.
+  if (claimsMedia && !sniffed && isText(head)) return "application/octet-stream";
   return declaredType;
+}
+
+/** Whether the leading bytes are printable UTF-8 text (tabs and line breaks included), as no media container is. */
+function isText(head: Uint8Array): boolean {
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(trimPartialUtf8(head));
+  } catch {
+    return false;
+  }
+  return !/[\u0000-\u0008\u000b\u000e-\u001f\u007f]/.test(text);
+}
+
+/** Drops a multi-byte character cut off at the end of the sniffed bytes: that does not make the file binary. */
+function trimPartialUtf8(bytes: Uint8Array): Uint8Array {
+  let end = bytes.byteLength;
+  for (let back = 1; back <= 3 && end - back >= 0; back++) {
+    const byte = bytes[end - back]!;
+    if ((byte & 0xc0) !== 0x80) {
+      const need = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1;
+      if (need > back) end -= back;
+      break;
+    }
+  }
+  return bytes.subarray(0, end);
 }
 
 // Containers whose one signature covers both audio-only and video files.

@@ -26,6 +26,17 @@ describe("resolveContentType", () => {
     expect(resolveContentType(undefined, "page.bin", html)).toBe("application/octet-stream");
   });
 
+  it.each(["video/mp4", "audio/mpeg", "image/jpeg"])("stores plain text declared as %s as application/octet-stream", (declared) => {
+    expect(resolveContentType(declared, "a", new TextEncoder().encode("hello, this is only text\r\n\tand a second line — in UTF-8"))).toBe("application/octet-stream");
+    // Cut in the middle of a multi-byte character: still text.
+    expect(resolveContentType(declared, "a", new TextEncoder().encode("ééé").subarray(0, 5))).toBe("application/octet-stream");
+  });
+
+  it("keeps a declared media type whose binary bytes no signature names (formats the sniffer does not know)", () => {
+    const unknownBinary = new Uint8Array([0x30, 0x26, 0xb2, 0x75, 0x8e, 0x66, 0xcf, 0x11, 0xa6, 0xd9, 0x00, 0xaa]);
+    expect(resolveContentType("video/x-ms-asf", "a.asf", unknownBinary)).toBe("video/x-ms-asf");
+  });
+
   it("falls back to the file extension when the bytes say nothing", () => {
     expect(resolveContentType("", "subs.srt", new TextEncoder().encode("1\n00:00:01,000 --> 00:00:02,000\nhi"))).toBe("application/x-subrip");
   });

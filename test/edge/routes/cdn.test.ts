@@ -310,3 +310,16 @@ describe("GET /uploads/... serves only passive types inline (sandboxed in any ca
     });
   }
 });
+
+describe("a declared media type the bytes contradict", () => {
+  for (const [path, upload] of Object.entries(uploadPaths)) {
+    it(`${path}: plain text declared video/mp4 is stored and served as application/octet-stream, as an attachment`, async () => {
+      const { key: apiKey } = await createUser();
+      const download = await get(await upload(apiKey, "video/mp4", new TextEncoder().encode("not a video, only words")));
+      expect(download.status).toBe(200);
+      expect(download.headers.get("content-type")).toBe("application/octet-stream");
+      expect(download.headers.get("content-disposition")).toMatch(/^attachment/);
+      expect(await download.text()).toBe("not a video, only words");
+    });
+  }
+});
