@@ -10,10 +10,11 @@ export interface Dispatcher {
   /** The task has ended: whatever ran it may go (a container is stopped; a shared server stays). */
   release(taskId: string, target: string): Promise<void>;
   /**
-   * False only when the transcoder that took the task is certainly gone, so the task can be
-   * started again at once instead of after the heartbeat timeout.
+   * False only when the task's run is certainly gone from `target` (the server is down, or
+   * answers that it does not have the job), so the task can be started again at once instead
+   * of after the heartbeat timeout.
    */
-  isAlive(target: string): Promise<boolean>;
+  isRunning(taskId: string, target: string): Promise<boolean>;
 }
 
 export function dispatcherFor(env: Env): Dispatcher {

@@ -36,13 +36,13 @@ export function urlDispatcher(env: Env): Dispatcher {
     },
     // A shared server outlives its tasks.
     async release(): Promise<void> {},
-    // Jobs live in the server's memory: a server that does not answer has lost them, and one
-    // that answers after a restart no longer has them either (its reports would have come).
-    async isAlive(target: string): Promise<boolean> {
+    // Jobs live in the server's memory: one that does not answer, or answers that it does not
+    // know the job (it restarted), has lost it. Anything else is no proof of loss.
+    async isRunning(taskId: string, target: string): Promise<boolean> {
       try {
-        const response = await fetch(`${target}/health`, { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) });
+        const response = await fetch(`${target}/jobs/${encodeURIComponent(taskId)}`, { headers, signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) });
         await response.body?.cancel();
-        return true;
+        return response.status !== 404;
       } catch {
         return false;
       }

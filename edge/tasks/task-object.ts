@@ -166,7 +166,7 @@ export class TaskObject extends DurableObject<Env> {
         case "lost":
           return this.loseRun(state, action.reason, now);
         case "probe":
-          if (await dispatcherFor(this.env).isAlive(action.target)) return this.schedule(state);
+          if (await dispatcherFor(this.env).isRunning(state.task_id, action.target)) return this.schedule(state);
           return this.loseRun(state, "The transcoder running the task went away.", now);
         case "resend":
           await queueJobs(this.env, [state.task_id]);

@@ -2,7 +2,7 @@ import type { FastifyInstance } from "fastify";
 import { AppError } from "../../shared/errors";
 import { TranscodeJobSchema } from "../../shared/schemas/jobs";
 
-/** The edge's dispatch API: start a job, cancel it. */
+/** The edge's dispatch API: start a job, ask whether it still runs here, cancel it. */
 export default async function jobRoutes(fastify: FastifyInstance): Promise<void> {
   fastify.addHook("onRequest", fastify.authenticateEdge);
 
@@ -14,6 +14,12 @@ export default async function jobRoutes(fastify: FastifyInstance): Promise<void>
     }
     fastify.jobs.accept(job.data);
     return reply.code(202).send({ accepted: true });
+  });
+
+  // A task whose reports stopped asks this: a 404 (say, after a restart) means its run is lost.
+  fastify.get<{ Params: { task_id: string } }>("/jobs/:task_id", async (request, reply) => {
+    if (!fastify.jobs.get(request.params.task_id)) throw new AppError("NOT_FOUND", `No job for task ${request.params.task_id} is running here.`);
+    return reply.send({ running: true });
   });
 
   fastify.delete<{ Params: { task_id: string } }>("/jobs/:task_id", async (request, reply) => {

@@ -81,6 +81,28 @@ describe("POST /jobs", () => {
   });
 });
 
+describe("GET /jobs/:task_id", () => {
+  let transcoder: TestTranscoder;
+  beforeAll(async () => (transcoder = await startTranscoder()));
+  afterAll(async () => transcoder?.close());
+
+  it("answers 200 while the job runs here and 404 once it is gone, so the edge can tell a lost run", async () => {
+    const job = jobFor(edge, slowCommand(media.url("/long.mp4")));
+    await postJob(transcoder.app, job);
+    const running = await transcoder.app.inject({ method: "GET", url: `/jobs/${job.task_id}`, headers: { authorization: `Bearer ${SECRET}` } });
+    expect(running.statusCode).toBe(200);
+    expect(running.json()).toEqual({ running: true });
+    await transcoder.app.inject({ method: "DELETE", url: `/jobs/${job.task_id}`, headers: { authorization: `Bearer ${SECRET}` } });
+    await edge.waitForTerminal(job.task_id, 5_000);
+    await waitUntil(() => transcoder.app.jobs.get(job.task_id) === undefined);
+    expectProblem(await transcoder.app.inject({ method: "GET", url: `/jobs/${job.task_id}`, headers: { authorization: `Bearer ${SECRET}` } }), 404, "NOT_FOUND");
+  });
+
+  it("answers 401 without the secret", async () => {
+    expectProblem(await transcoder.app.inject({ method: "GET", url: "/jobs/nope" }), 401, "UNAUTHORIZED");
+  });
+});
+
 describe("DELETE /jobs/:task_id", () => {
   let transcoder: TestTranscoder;
   beforeAll(async () => (transcoder = await startTranscoder()));
