@@ -16,6 +16,8 @@ export interface GraphContext {
   limits: PolicyLimits;
   /** The task's input URLs: the only files `subtitles=` / `ass=` may name. */
   inputUrls: readonly string[];
+  /** Each input's forced format (its `-f`), in the same order; undefined where ffmpeg probes. */
+  inputFormats: readonly (string | undefined)[];
   notes: PolicyNotes;
 }
 

@@ -29,6 +29,8 @@ interface FilterRule {
   refused?: Readonly<Record<string, string>>;
   /** The option that names a file to read: it must be one of the task's input URLs, and buildArgv points it at that input's local copy. */
   inputFile?: string;
+  /** What that file must be: its URL's extension and, if the command forces one with `-f`, its format. */
+  inputKind?: { extensions: ReadonlySet<string>; formats: ReadonlySet<string> };
   check?: (options: FilterOptions) => void;
 }
 
@@ -79,6 +81,14 @@ const LOOP: FilterRule = {
 };
 
 const SUBTITLES_COMMON = { fontsdir: READS_FILE } as const;
+
+/**
+ * `subtitles=` opens its file with libavformat's probe, whatever the file holds; the
+ * transcoder checks the bytes, and the command may only point it at a subtitle file by name,
+ * read (if it forces a format) as one.
+ */
+const SUBTITLE_FILE = { extensions: new Set(["srt", "ass", "ssa", "vtt"]), formats: new Set(["srt", "ass", "webvtt"]) };
+const ASS_FILE = { extensions: new Set(["ass", "ssa"]), formats: new Set(["ass"]) };
 
 /**
  * What a size expression may name, bounded by the caps: the input's size (the transcoder's
@@ -253,12 +263,14 @@ const FILTERS: Readonly<Record<string, FilterRule>> = {
     aliases: { f: "filename", si: "stream_index" },
     refused: SUBTITLES_COMMON,
     inputFile: "filename",
+    inputKind: SUBTITLE_FILE,
   },
   ass: {
     order: ["filename", "original_size", "fontsdir", "alpha", "shaping"],
     aliases: { f: "filename" },
     refused: SUBTITLES_COMMON,
     inputFile: "filename",
+    inputKind: ASS_FILE,
   },
   // audio
   aresample: SAMPLE_RATE, atempo: SAFE, afade: SAFE, acrossfade: SAFE, amix: SAFE, amerge: SAFE, pan: SAFE, join: SAFE,
@@ -338,7 +350,7 @@ function checkFilter(node: FilterNode, context: GraphContext): void {
   for (const [name, why] of Object.entries(rule.refused ?? {})) {
     if (options.has(name)) throw filterRefused(node.name, `with '${name}=' ${why}`);
   }
-  if (rule.inputFile !== undefined) checkInputFile(options, rule.inputFile, context);
+  if (rule.inputFile !== undefined) checkInputFile(options, rule.inputFile, rule.inputKind, context);
   options.cap("threads", context.limits.maxThreads, "threads");
   if (!rule.order?.includes("size")) options.capSizeIfSize("size");
   if (!rule.order?.includes("s")) options.capSizeIfSize("s");
@@ -387,12 +399,27 @@ function argumentsOf(node: FilterNode, rule: FilterRule, inputUrls: readonly str
   return parsed;
 }
 
-function checkInputFile(options: FilterOptions, name: string, context: GraphContext): void {
+function checkInputFile(options: FilterOptions, name: string, kind: FilterRule["inputKind"], context: GraphContext): void {
   const file = options.get(name);
   if (file === undefined) throw filterRefused(options.filter, `needs '${name}=' naming one of the task's inputs`);
   if (!context.inputUrls.includes(file)) {
     throw filterRefused(options.filter, `can only read one of the task's own inputs; ${quote(file)} is not one of its '-i' URLs`);
   }
+  if (kind === undefined) return;
+  const extensions = [...kind.extensions].map((extension) => `.${extension}`).join(", ");
+  if (!kind.extensions.has(urlExtension(file))) throw filterRefused(options.filter, `reads only subtitle files (${extensions}); ${quote(file)} does not end in one`);
+  context.inputUrls.forEach((url, index) => {
+    const forced = context.inputFormats[index];
+    if (url === file && forced !== undefined && !kind.formats.has(forced)) {
+      throw filterRefused(options.filter, `reads only subtitle formats (${[...kind.formats].join(", ")}); its input is read with '-f ${forced}'`);
+    }
+  });
+}
+
+function urlExtension(url: string): string {
+  const path = new URL(url).pathname;
+  const dot = path.lastIndexOf(".");
+  return dot === -1 || path.lastIndexOf("/") > dot ? "" : path.slice(dot + 1).toLowerCase();
 }
 
 function filterRefused(filter: string, why: string): Error {

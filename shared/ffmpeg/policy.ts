@@ -17,7 +17,13 @@ export function enforcePolicy(parsed: ParsedCommand, limits: PolicyLimits, urlPo
   checkCounts(parsed, limits);
   for (const input of parsed.inputs) checkInputUrl(input.url, urlPolicy);
   const notes = newNotes();
-  const base = { limits, parsed, notes, inputUrls: parsed.inputs.map((input) => input.url) };
+  const base = {
+    limits,
+    parsed,
+    notes,
+    inputUrls: parsed.inputs.map((input) => input.url),
+    inputFormats: parsed.inputs.map((input) => input.options.findLast((use) => use.base === "f")?.value),
+  };
   for (const use of parsed.globals) checkValue(use, { ...base, use, scope: "global" });
   for (const owner of parsed.inputs) for (const use of owner.options) checkValue(use, { ...base, use, scope: "input", owner });
   for (const owner of parsed.outputs) for (const use of owner.options) checkValue(use, { ...base, use, scope: "output", owner });

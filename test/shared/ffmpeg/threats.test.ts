@@ -624,3 +624,37 @@ describe("G. encoder parameter strings read whole (case 43)", () => {
     expect(() => argvOf(withInput(`${option} out.mp4`))).not.toThrow();
   });
 });
+
+describe("H. formats the command chooses (case 44)", () => {
+  const subtitles = (url: string) => `-vf subtitles=${url}`;
+
+  it.each([
+    ["https://example.com/clip.mp4", ""],
+    ["https://example.com/subs", ""],
+    ["https://example.com/subs.txt", ""],
+    ["https://example.com/subs.srt", "-f mp4"],
+    ["https://example.com/subs.srt", "-f mpegts"],
+    ["https://example.com/subs.vtt", "-f image2"],
+  ])("refuses subtitles= on %s read with %j: only subtitle files, read as subtitles", (url, format) => {
+    expect(refusalOf(withInput(`${format} -i ${url} ${subtitles(url)} out.mp4`))).toMatchObject({ code: "FILTER_NOT_ALLOWED", token: "subtitles" });
+  });
+
+  it("refuses ass= on anything but .ass/.ssa", () => {
+    const url = "https://example.com/subs.srt";
+    expect(refusalOf(withInput(`-i ${url} -vf ass=${url} out.mp4`))).toMatchObject({ code: "FILTER_NOT_ALLOWED", token: "ass" });
+  });
+
+  it.each(["hls", "dash", "concat", "lavfi", "tee", "image2pipe", "m3u8", "ffmetadata", "sdp", "rtp", "data", "tty", "subviewer"])(
+    "refuses -f %s before an input: only plain file formats may be forced",
+    (format) => {
+      expect(refusalOf(`ffmpeg -f ${format} -i ${IN} out.mp4`)).toMatchObject({ code: "OPTION_VALUE_NOT_ALLOWED", token: format });
+    },
+  );
+
+  it.each([
+    ["https://example.com/subs.srt", "-f srt"], ["https://example.com/subs.SRT", ""], ["https://example.com/subs.vtt", "-f webvtt"],
+    ["https://example.com/subs.ass?sig=1", "-f ass"],
+  ])("accepts subtitles= on %s read with %j", (url, format) => {
+    expect(argvOf(withInput(`${format} -i ${url} ${subtitles(url)} out.mp4`))).toContain("subtitles=/job/in/1");
+  });
+});
