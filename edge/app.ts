@@ -1,5 +1,6 @@
 import { PatternRouter } from "hono/router/pattern-router";
 import { AppError } from "../shared/errors";
+import { consolePages } from "./console";
 import { createApp } from "./lib/openapi";
 import { onError, problemResponse } from "./lib/problem";
 import { cdn } from "./routes/cdn";
@@ -25,6 +26,7 @@ export function buildApp() {
   app.route("/", files);
   app.route("/", cdn);
   app.route("/", internal);
+  app.route("/console", consolePages);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", { type: "http", scheme: "bearer", description: "An API key: ffe_..." });
   app.doc31("/openapi.json", {

@@ -1,0 +1,3 @@
+/** The console's stylesheet, bundled as text (wrangler.toml [[rules]]). */
+declare const source: string;
+export default source;

@@ -1,0 +1,795 @@
+// The console's browser code: one small module, no framework. Every string that came from a
+// user or the API reaches the page through textContent or attributes (el()), never innerHTML.
+
+const API = "/console/api";
+let csrfToken = null;
+
+class ApiError extends Error {
+  constructor(status, problem) {
+    super(problem.detail || problem.title || `Request failed (${status})`);
+    this.status = status;
+    this.problem = problem;
+  }
+}
+
+function el(tag, attributes = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    if (value === null || value === undefined || value === false) continue;
+    if (name.startsWith("on")) node.addEventListener(name.slice(2), value);
+    else if (name === "class") node.className = value;
+    else node.setAttribute(name, value === true ? "" : String(value));
+  }
+  for (const child of children.flat()) if (child !== null && child !== undefined && child !== false) node.append(child);
+  return node;
+}
+
+const $ = (selector) => document.querySelector(selector);
+
+async function api(path, options = {}) {
+  const headers = new Headers(options.headers);
+  let body = options.body;
+  if (options.json !== undefined) {
+    headers.set("content-type", "application/json");
+    body = JSON.stringify(options.json);
+  }
+  const method = options.method || "GET";
+  if (method !== "GET" && csrfToken) headers.set("x-csrf-token", csrfToken);
+  const response = await fetch(API + path, { method, headers, body, credentials: "same-origin" });
+  if (response.status === 401 && !options.expect401) {
+    toSignIn("expired");
+    throw new ApiError(401, { detail: "Your session has ended." });
+  }
+  if (!response.ok) throw new ApiError(response.status, await response.json().catch(() => ({})));
+  if (response.status === 204) return null;
+  return response.json();
+}
+
+function toSignIn(reason) {
+  const next = location.pathname + location.search;
+  location.assign(`/console/signin?${new URLSearchParams({ next, reason })}`);
+}
+
+function flash(message, kind = "error") {
+  const box = $("#flash");
+  box.textContent = message;
+  box.className = kind === "info" ? "flash info" : "flash";
+  box.setAttribute("role", kind === "info" ? "status" : "alert");
+  box.hidden = false;
+}
+
+function clearFlash() {
+  $("#flash").hidden = true;
+}
+
+function announce(message) {
+  const region = $("#announcer");
+  region.textContent = "";
+  // A fresh text node after clearing makes screen readers read it even when it repeats.
+  setTimeout(() => (region.textContent = message), 50);
+}
+
+/** Runs a form's action with its submit button disabled, showing any error in the flash box. */
+function onSubmit(form, action) {
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    clearFlash();
+    const button = form.querySelector("button[type=submit]");
+    button.disabled = true;
+    try {
+      await action(new FormData(form));
+    } catch (error) {
+      flash(error.message);
+    } finally {
+      button.disabled = false;
+    }
+  });
+}
+
+function guarded(action) {
+  return async (event) => {
+    const button = event.currentTarget;
+    button.disabled = true;
+    clearFlash();
+    try {
+      await action(event);
+    } catch (error) {
+      flash(error.message);
+    } finally {
+      button.disabled = false;
+    }
+  };
+}
+
+async function copy(text, button) {
+  try {
+    await navigator.clipboard.writeText(text);
+  } catch {
+    const field = button.parentElement.querySelector("input");
+    field.select();
+    document.execCommand("copy");
+  }
+  const label = button.textContent;
+  button.textContent = "Copied";
+  announce("Copied to the clipboard");
+  setTimeout(() => (button.textContent = label), 2000);
+}
+
+function formatBytes(bytes) {
+  if (bytes < 1024) return `${bytes} B`;
+  const units = ["KiB", "MiB", "GiB", "TiB"];
+  let value = bytes / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
+}
+
+function formatDuration(seconds) {
+  seconds = Math.max(0, Math.round(seconds));
+  const h = Math.floor(seconds / 3600);
+  const m = Math.floor((seconds % 3600) / 60);
+  const s = seconds % 60;
+  if (h > 0) return `${h} h ${m} min`;
+  if (m > 0) return `${m} min ${s} s`;
+  return `${s} s`;
+}
+
+function formatTime(iso) {
+  if (!iso) return "—";
+  const date = new Date(iso);
+  return el("time", { datetime: iso, title: iso }, date.toLocaleString());
+}
+
+function statusBadge(status) {
+  return el("span", { class: `status status-${status}` }, status);
+}
+
+// ---- Signed-out pages --------------------------------------------------------------------
+
+function signinPage() {
+  const params = new URLSearchParams(location.search);
+  if (params.get("reason") === "expired") flash("Your session has ended. Sign in again.");
+  if (params.get("reason") === "signedout") flash("You are signed out.", "info");
+  if (params.get("reason") === "reset") flash("Your password is set. Sign in with it.", "info");
+  if (params.get("reason") === "verified") flash("Your address is verified. Sign in.", "info");
+  onSubmit($("#signin-form"), async (form) => {
+    try {
+      await api("/auth/signin", { method: "POST", json: { email: form.get("email"), password: form.get("password") }, expect401: true });
+    } catch (error) {
+      if (error.status === 401) throw new Error("Wrong email or password.");
+      throw error;
+    }
+    const next = params.get("next");
+    location.assign(next && next.startsWith("/console/") && !next.startsWith("//") ? next : "/console/tasks");
+  });
+}
+
+function signupPage() {
+  onSubmit($("#signup-form"), async (form) => {
+    const answer = await api("/auth/signup", { method: "POST", json: { email: form.get("email"), password: form.get("password") } });
+    $("#signup-form").reset();
+    flash(`${answer.message} Follow the link in the mail to finish.`, "info");
+  });
+}
+
+async function verifyPage() {
+  const token = new URLSearchParams(location.search).get("token");
+  const status = $("#verify-status");
+  if (!token) {
+    status.textContent = "This link has no token. Open the link from the mail again.";
+    return;
+  }
+  try {
+    await api("/auth/verify", { method: "POST", json: { token } });
+    location.replace("/console/signin?reason=verified");
+  } catch (error) {
+    status.textContent = `${error.message} Sign up again to get a new link.`;
+  }
+}
+
+function forgotPage() {
+  onSubmit($("#forgot-form"), async (form) => {
+    const answer = await api("/auth/forgot", { method: "POST", json: { email: form.get("email") } });
+    flash(answer.message, "info");
+  });
+}
+
+function resetPage() {
+  const token = new URLSearchParams(location.search).get("token") || "";
+  onSubmit($("#reset-form"), async (form) => {
+    await api("/auth/reset", { method: "POST", json: { token, password: form.get("password") } });
+    location.assign("/console/signin?reason=reset");
+  });
+}
+
+// ---- Tasks ---------------------------------------------------------------------------------
+
+const PAGE_SIZE = 20;
+// Browsers allow six HTTP/1.1 connections per origin; each event stream holds one open, so the
+// list follows at most this many tasks live and refreshes the rest by re-reading the page.
+const MAX_LIVE_STREAMS = 3;
+
+async function tasksPage() {
+  const params = new URLSearchParams(location.search);
+  const status = params.get("status") || "";
+  const offset = Math.max(0, Number(params.get("offset")) || 0);
+  const select = $("#status");
+  select.value = status;
+  select.addEventListener("change", () => {
+    const next = new URLSearchParams();
+    if (select.value) next.set("status", select.value);
+    location.assign(`/console/tasks?${next}`);
+  });
+  $("#task-filter").addEventListener("submit", (event) => event.preventDefault());
+  const go = (to) => {
+    const next = new URLSearchParams(params);
+    next.set("offset", String(to));
+    location.assign(`/console/tasks?${next}`);
+  };
+  $("#prev-page").addEventListener("click", () => go(Math.max(0, offset - PAGE_SIZE)));
+  $("#next-page").addEventListener("click", () => go(offset + PAGE_SIZE));
+
+  const streams = new Map();
+  let refreshTimer = null;
+  const load = async () => {
+    const query = new URLSearchParams({ limit: String(PAGE_SIZE), offset: String(offset) });
+    if (status) query.set("status", status);
+    const list = await api(`/v1/tasks?${query}`);
+    const rows = list.tasks.map((task) => taskRow(task));
+    $("#task-table tbody").replaceChildren(...rows);
+    $("#task-empty").hidden = list.total > 0;
+    $("#page-info").textContent = list.total === 0 ? "" : `${offset + 1}–${offset + list.tasks.length} of ${list.total}`;
+    $("#task-count").textContent = `Your tasks: ${list.total}`;
+    $("#prev-page").disabled = offset === 0;
+    $("#next-page").disabled = offset + list.tasks.length >= list.total;
+    const active = list.tasks.filter((task) => task.status === "pending" || task.status === "running");
+    for (const [id, source] of streams) if (!active.some((task) => task.task_id === id)) (source.close(), streams.delete(id));
+    for (const task of active.slice(0, MAX_LIVE_STREAMS)) if (!streams.has(task.task_id)) streams.set(task.task_id, followRow(task.task_id, load));
+    clearTimeout(refreshTimer);
+    if (active.length > streams.size) refreshTimer = setTimeout(load, 5000);
+  };
+  await load();
+}
+
+function taskRow(task) {
+  return el(
+    "tr",
+    { id: `row-${task.task_id}` },
+    el("td", {}, el("a", { href: `/console/tasks/${encodeURIComponent(task.task_id)}`, class: "mono" }, task.task_id)),
+    el("td", { class: "command", title: task.command }, task.command),
+    el("td", { class: "status-cell" }, statusBadge(task.status)),
+    el("td", { class: "progress-cell" }, el("progress", { max: 100, value: task.progress, "aria-label": `Progress of ${task.task_id}` }), ` ${task.progress}%`),
+    el("td", {}, formatTime(task.created_at)),
+  );
+}
+
+/** Follows one listed task's event stream and updates its row; reloads the list when it ends. */
+function followRow(taskId, reload) {
+  const source = new EventSource(`${API}/v1/tasks/${encodeURIComponent(taskId)}/events`);
+  const update = (event) => {
+    const data = JSON.parse(event.data);
+    const row = document.getElementById(`row-${taskId}`);
+    if (!row) return;
+    if (data.status) row.querySelector(".status-cell").replaceChildren(statusBadge(data.status));
+    if (typeof data.progress === "number") {
+      row.querySelector(".progress-cell").replaceChildren(el("progress", { max: 100, value: data.progress, "aria-label": `Progress of ${taskId}` }), ` ${data.progress}%`);
+    }
+  };
+  source.addEventListener("status", update);
+  source.addEventListener("progress", update);
+  for (const end of ["completed", "failed"]) {
+    source.addEventListener(end, (event) => {
+      update(event);
+      source.close();
+      announce(`Task ${taskId} ${end}`);
+      reload();
+    });
+  }
+  source.onerror = () => source.close();
+  return source;
+}
+
+async function taskPage() {
+  const taskId = document.body.dataset.taskId;
+  const path = `/v1/tasks/${encodeURIComponent(taskId)}`;
+  let task;
+  try {
+    task = await api(path);
+  } catch (error) {
+    if (error.status === 404) {
+      $("#task-missing").hidden = false;
+      return;
+    }
+    throw error;
+  }
+  $("#task-body").hidden = false;
+  $("#task-command").textContent = task.command;
+  showTask(task);
+  loadDeliveries(taskId);
+  if (task.status === "pending" || task.status === "running") followTask(taskId);
+  else loadLog(taskId);
+
+  $("#cancel-task").addEventListener("click", guarded(async () => {
+    await api(`${path}/cancel`, { method: "POST" });
+    announce("Cancel requested");
+  }));
+  $("#delete-task").addEventListener("click", guarded(async () => {
+    if (!confirm("Delete this task, its outputs and its log?")) return;
+    await api(path, { method: "DELETE" });
+    location.assign("/console/tasks");
+  }));
+  $("#redeliver").addEventListener("click", guarded(async () => {
+    await api(`${path}/webhooks/redeliver`, { method: "POST" });
+    announce("Redelivery queued");
+    setTimeout(() => loadDeliveries(taskId), 1500);
+  }));
+}
+
+function showTask(task) {
+  const previous = $("#task-status").textContent;
+  $("#task-status").replaceChildren(statusBadge(task.status));
+  if (previous && previous !== task.status) announce(`Task ${task.status}`);
+  $("#task-progress").value = task.progress;
+  $("#task-percent").textContent = `${task.progress}%`;
+  $("#task-eta").textContent = task.status === "running" && typeof task.eta_seconds === "number" ? `· about ${formatDuration(task.eta_seconds)} left` : "";
+  const finished = task.status === "completed" || task.status === "failed";
+  $("#cancel-task").hidden = finished;
+  $("#delete-task").hidden = !finished;
+  const errorBox = $("#task-error");
+  errorBox.hidden = !task.error;
+  errorBox.textContent = task.error ? `${task.error_code ? `${task.error_code}: ` : ""}${task.error}` : "";
+  const times = [["Created", task.created_at], ["Started", task.started_at], ["Finished", task.finished_at]];
+  $("#task-times").replaceChildren(...times.filter(([, value]) => value !== undefined).flatMap(([label, value]) => [el("dt", {}, label), el("dd", {}, formatTime(value))]));
+  if (task.outputs && task.outputs.length) showOutputs(task.outputs);
+}
+
+function showOutputs(outputs) {
+  $("#no-outputs").hidden = true;
+  $("#task-outputs").replaceChildren(
+    ...outputs.map((output) =>
+      el(
+        "li",
+        {},
+        el("a", { href: output.url, download: output.filename, class: "mono" }, output.filename),
+        ` · ${formatBytes(output.size)} `,
+        el("button", { type: "button", class: "secondary", onclick: (event) => copy(output.url, event.currentTarget) }, "Copy URL"),
+        el("input", { type: "hidden", value: output.url }),
+        output.metadata ? el("details", {}, el("summary", {}, "Metadata"), el("pre", { class: "code" }, JSON.stringify(output.metadata, null, 2))) : null,
+      ),
+    ),
+  );
+}
+
+function followTask(taskId) {
+  const source = new EventSource(`${API}/v1/tasks/${encodeURIComponent(taskId)}/events`);
+  const current = {};
+  const update = (event) => {
+    Object.assign(current, JSON.parse(event.data));
+    showTask(current);
+  };
+  source.addEventListener("status", update);
+  source.addEventListener("progress", update);
+  for (const end of ["completed", "failed"]) {
+    source.addEventListener(end, async (event) => {
+      source.close();
+      update(event);
+      // The end event carries the outputs; re-read the task for its timestamps, then the log.
+      showTask(await api(`/v1/tasks/${encodeURIComponent(taskId)}`));
+      loadLog(taskId);
+      loadDeliveries(taskId);
+    });
+  }
+  source.onerror = async () => {
+    source.close();
+    const task = await api(`/v1/tasks/${encodeURIComponent(taskId)}`);
+    showTask(task);
+    if (task.status === "pending" || task.status === "running") setTimeout(() => followTask(taskId), 2000);
+    else loadLog(taskId);
+  };
+}
+
+async function loadLog(taskId) {
+  const response = await fetch(`${API}/v1/tasks/${encodeURIComponent(taskId)}/logs`, { credentials: "same-origin" });
+  $("#task-log").textContent = response.ok ? await response.text() : "No log is stored for this task.";
+}
+
+async function loadDeliveries(taskId) {
+  const list = await api(`/v1/tasks/${encodeURIComponent(taskId)}/webhooks`);
+  $("#webhook-url").textContent = list.webhook_url ? `Webhook: ${list.webhook_url}` : "This task has no webhook.";
+  $("#redeliver").hidden = !(list.webhook_url && list.webhook_id);
+  $("#delivery-table tbody").replaceChildren(
+    ...list.deliveries.map((delivery) =>
+      el(
+        "tr",
+        {},
+        el("td", {}, `${delivery.attempt}${delivery.redelivery ? " (redelivery)" : ""}`),
+        el("td", {}, formatTime(delivery.attempted_at)),
+        el("td", { class: delivery.success ? "" : "error" }, delivery.status_code === null ? "no answer" : String(delivery.status_code)),
+        el("td", {}, delivery.latency_ms === null ? "—" : `${delivery.latency_ms} ms`),
+        el("td", {}, delivery.error || ""),
+      ),
+    ),
+  );
+}
+
+// ---- Command composer ----------------------------------------------------------------------
+
+async function composerPage() {
+  const textarea = $("#command");
+  const verdict = $("#verdict");
+  const marked = $("#command-marked");
+  let sequence = 0;
+  let timer = null;
+
+  const check = async () => {
+    const command = textarea.value.trim();
+    const mine = ++sequence;
+    if (!command) {
+      verdict.textContent = "";
+      verdict.className = "verdict";
+      marked.hidden = true;
+      textarea.removeAttribute("aria-invalid");
+      return;
+    }
+    let answer;
+    try {
+      answer = { ok: true, body: await api("/v1/tasks/validate", { method: "POST", json: { command } }) };
+    } catch (error) {
+      if (!error.problem) throw error;
+      answer = { ok: false, error };
+    }
+    if (mine !== sequence) return;
+    if (answer.ok) {
+      verdict.className = "verdict ok";
+      verdict.textContent = `Accepted: ${answer.body.inputs.length} input(s), outputs ${answer.body.outputs.join(", ") || "none"}.`;
+      textarea.setAttribute("aria-invalid", "false");
+      marked.hidden = true;
+    } else {
+      verdict.className = "verdict bad";
+      verdict.textContent = `Refused (${answer.error.problem.code || answer.error.status}): ${answer.error.message}`;
+      textarea.setAttribute("aria-invalid", "true");
+      showRefusedToken(marked, textarea.value, answer.error.problem.token);
+    }
+  };
+  textarea.addEventListener("input", () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => check().catch((error) => flash(error.message)), 300);
+  });
+
+  const picker = $("#file-pick");
+  const files = await listFiles().catch(() => []);
+  picker.replaceChildren(
+    el("option", { value: "" }, files.length ? "Choose a file…" : "No files yet: upload on the Files page"),
+    ...files.map((file) => el("option", { value: file.url }, `${fileName(file)} (${formatBytes(file.size)})`)),
+  );
+  $("#insert-input").addEventListener("click", () => {
+    if (!picker.value) return;
+    const position = textarea.selectionStart ?? textarea.value.length;
+    const before = textarea.value.slice(0, position);
+    const insertion = `${before && !before.endsWith(" ") ? " " : ""}-i ${picker.value} `;
+    textarea.value = before + insertion + textarea.value.slice(position);
+    textarea.focus();
+    textarea.selectionStart = textarea.selectionEnd = position + insertion.length;
+    textarea.dispatchEvent(new Event("input"));
+  });
+
+  onSubmit($("#composer"), async (form) => {
+    const body = { command: textarea.value.trim(), with_metadata: form.get("with_metadata") === "on" };
+    const webhook = String(form.get("webhook") || "").trim();
+    if (webhook) body.webhook = webhook;
+    const created = await api("/v1/tasks", { method: "POST", json: body });
+    location.assign(`/console/tasks/${encodeURIComponent(created.task_id)}`);
+  });
+}
+
+/** Shows the command with the refused token marked, built from text nodes only. */
+function showRefusedToken(container, command, token) {
+  const at = token ? command.indexOf(token) : -1;
+  if (at < 0) {
+    container.hidden = true;
+    return;
+  }
+  container.replaceChildren(command.slice(0, at), el("mark", {}, token), command.slice(at + token.length));
+  container.hidden = false;
+}
+
+// ---- Files -----------------------------------------------------------------------------------
+
+async function listFiles() {
+  const answer = await api("/files");
+  return answer.files;
+}
+
+function fileName(file) {
+  return file.filename || file.key.split("/").pop();
+}
+
+async function filesPage() {
+  const render = async () => {
+    const files = await listFiles();
+    $("#file-empty").hidden = files.length > 0;
+    $("#file-table tbody").replaceChildren(
+      ...files.map((file) =>
+        el(
+          "tr",
+          {},
+          el("td", {}, el("a", { href: file.url, class: "mono" }, fileName(file))),
+          el("td", {}, formatBytes(file.size)),
+          el("td", {}, file.content_type),
+          el("td", { class: "countdown", "data-expires": file.expires_at }, countdown(file.expires_at)),
+          el(
+            "td",
+            { class: "actions" },
+            el("input", { type: "hidden", value: file.url }),
+            el("button", { type: "button", class: "secondary", "aria-label": `Copy URL of ${fileName(file)}`, onclick: (event) => copy(file.url, event.currentTarget) }, "Copy URL"),
+            el("button", { type: "button", class: "danger", "aria-label": `Delete ${fileName(file)}`, onclick: guarded(async () => {
+              if (!confirm(`Delete ${fileName(file)}?`)) return;
+              await api(`/files/${encodeURIComponent(file.key)}`, { method: "DELETE" });
+              announce(`${fileName(file)} deleted`);
+              await render();
+            }) }, "Delete"),
+          ),
+        ),
+      ),
+    );
+  };
+  await render();
+  setInterval(() => {
+    for (const cell of document.querySelectorAll(".countdown")) cell.textContent = countdown(cell.dataset.expires);
+  }, 1000);
+
+  onSubmit($("#upload-form"), async (form) => {
+    const file = form.get("file");
+    if (!(file instanceof File) || file.size === 0) throw new Error("Choose a non-empty file first.");
+    const bar = $("#upload-progress");
+    const status = $("#upload-status");
+    bar.hidden = false;
+    bar.value = 0;
+    status.textContent = `Uploading ${file.name}…`;
+    const record = await tusUpload(file, (sent) => {
+      bar.value = Math.floor((sent / file.size) * 100);
+    });
+    status.textContent = `${file.name} uploaded (${formatBytes(record.size)}).`;
+    $("#upload-form").reset();
+    await render();
+  });
+}
+
+function countdown(expiresAt) {
+  const left = (new Date(expiresAt).getTime() - Date.now()) / 1000;
+  return left <= 0 ? "expired" : formatDuration(left);
+}
+
+// Resumable upload (tus 1.0, docs/uploads.md) in chunks small enough for any Cloudflare plan's
+// request-body limit; XHR rather than fetch because only XHR reports upload progress.
+const CHUNK_BYTES = 16 * 1024 * 1024;
+
+async function tusUpload(file, onProgress) {
+  const metadata = [`filename ${base64(file.name)}`];
+  if (file.type) metadata.push(`filetype ${base64(file.type)}`);
+  const created = await tusRequest("POST", `${API}/upload/tus`, { "Upload-Length": String(file.size), "Upload-Metadata": metadata.join(",") });
+  const location = created.getResponseHeader("Location");
+  let offset = 0;
+  let last = null;
+  while (offset < file.size) {
+    const chunk = file.slice(offset, offset + CHUNK_BYTES);
+    const start = offset;
+    last = await tusRequest("PATCH", location, { "Upload-Offset": String(offset), "Content-Type": "application/offset+octet-stream" }, chunk, (sent) => onProgress(start + sent));
+    offset = Number(last.getResponseHeader("Upload-Offset"));
+    onProgress(offset);
+  }
+  return JSON.parse(last.getResponseHeader("Upload-Record"));
+}
+
+function tusRequest(method, url, headers, body = null, onProgress = null) {
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open(method, url);
+    xhr.setRequestHeader("Tus-Resumable", "1.0.0");
+    if (csrfToken) xhr.setRequestHeader("x-csrf-token", csrfToken);
+    for (const [name, value] of Object.entries(headers)) xhr.setRequestHeader(name, value);
+    if (onProgress) xhr.upload.onprogress = (event) => onProgress(event.loaded);
+    xhr.onload = () => {
+      if (xhr.status >= 200 && xhr.status < 300) resolve(xhr);
+      else {
+        let problem = {};
+        try {
+          problem = JSON.parse(xhr.responseText);
+        } catch {}
+        reject(new ApiError(xhr.status, problem));
+      }
+    };
+    xhr.onerror = () => reject(new Error("The upload was interrupted by a network error."));
+    xhr.send(body);
+  });
+}
+
+function base64(text) {
+  return btoa(String.fromCharCode(...new TextEncoder().encode(text)));
+}
+
+// ---- API keys ------------------------------------------------------------------------------
+
+async function keysPage() {
+  const render = async () => {
+    const { keys } = await api("/keys");
+    $("#key-table tbody").replaceChildren(
+      ...keys.map((key) =>
+        el(
+          "tr",
+          {},
+          el("td", {}, key.name || "(unnamed)"),
+          el("td", { class: "mono" }, key.prefix),
+          el("td", {}, formatTime(key.created_at)),
+          el("td", {}, key.last_used_at ? formatTime(key.last_used_at) : "never"),
+          el(
+            "td",
+            {},
+            key.revoked_at
+              ? el("span", {}, "revoked ", formatTime(key.revoked_at))
+              : el("button", { type: "button", class: "danger", "aria-label": `Revoke ${key.name || key.prefix}`, onclick: guarded(async () => {
+                  if (!confirm(`Revoke ${key.name || key.prefix}? Programs using it stop working at once.`)) return;
+                  await api(`/keys/${encodeURIComponent(key.id)}`, { method: "DELETE" });
+                  announce(`Key ${key.prefix} revoked`);
+                  await render();
+                }) }, "Revoke"),
+          ),
+        ),
+      ),
+    );
+  };
+  await render();
+  onSubmit($("#key-form"), async (form) => {
+    const created = await api("/keys", { method: "POST", json: { name: String(form.get("name")).trim() } });
+    $("#key-form").reset();
+    $("#new-key").hidden = false;
+    $("#new-key-value").value = created.key;
+    $("#new-key-value").focus();
+    $("#new-key-value").select();
+    announce("Key created. Copy it now: it is shown only once.");
+    await render();
+  });
+  $("#copy-key").addEventListener("click", (event) => copy($("#new-key-value").value, event.currentTarget));
+}
+
+// ---- Usage -----------------------------------------------------------------------------------
+
+async function usagePage() {
+  const usage = await api("/usage?days=30");
+  const limits = usage.limits || {};
+  const facts = [
+    ["Storage in use", formatBytes(usage.storage_bytes)],
+    ["Running tasks", `${usage.running_tasks} of ${limits.max_running_tasks ?? "?"}`],
+    ["Waiting tasks", String(usage.waiting_tasks)],
+    ["Rate limit", limits.rate_limit ? `${limits.rate_limit.requests} requests per ${limits.rate_limit.period_seconds} s` : "—"],
+    ["Largest upload", limits.max_upload_bytes ? formatBytes(limits.max_upload_bytes) : "—"],
+    ["Files kept for", limits.file_ttl_seconds ? formatDuration(limits.file_ttl_seconds) : "—"],
+  ];
+  $("#usage-facts").replaceChildren(...facts.flatMap(([label, value]) => [el("dt", {}, label), el("dd", {}, value)]));
+  barChart($("#tasks-chart"), usage.days, "tasks", "Tasks", (value) => String(value));
+  barChart($("#seconds-chart"), usage.days, "seconds", "Seconds", (value) => `${Math.round(value * 10) / 10}`);
+}
+
+const SVG = "http://www.w3.org/2000/svg";
+
+function svg(tag, attributes = {}, ...children) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, String(value));
+  node.append(...children);
+  return node;
+}
+
+/** A bar chart as inline SVG, with the same numbers in a table for screen readers. */
+function barChart(figure, days, field, label, format) {
+  const width = 600;
+  const height = 180;
+  const left = 36;
+  const bottom = 20;
+  const max = Math.max(1, ...days.map((day) => day[field]));
+  const slot = (width - left) / days.length;
+  const chart = svg("svg", { viewBox: `0 0 ${width} ${height}`, role: "img", "aria-hidden": "true" });
+  for (const fraction of [0, 0.5, 1]) {
+    const y = height - bottom - fraction * (height - bottom - 10);
+    chart.append(svg("line", { x1: left, x2: width, y1: y, y2: y }), svg("text", { x: 0, y: y + 4 }, format(max * fraction)));
+  }
+  days.forEach((day, index) => {
+    const barHeight = (day[field] / max) * (height - bottom - 10);
+    const x = left + index * slot + 1;
+    chart.append(svg("rect", { class: "bar", x, y: height - bottom - barHeight, width: Math.max(1, slot - 2), height: barHeight }, svg("title", {}, `${day.date}: ${format(day[field])}`)));
+    if (index % 5 === 0 || index === days.length - 1) chart.append(svg("text", { x, y: height - 5 }, day.date.slice(5)));
+  });
+  const table = el(
+    "table",
+    { class: "sr-only" },
+    el("caption", {}, `${label} per day`),
+    el("thead", {}, el("tr", {}, el("th", { scope: "col" }, "Date"), el("th", { scope: "col" }, label))),
+    el("tbody", {}, ...days.map((day) => el("tr", {}, el("td", {}, day.date), el("td", {}, format(day[field]))))),
+  );
+  const total = days.reduce((sum, day) => sum + day[field], 0);
+  figure.replaceChildren(chart, el("figcaption", {}, `${format(total)} in total over ${days.length} days.`), table);
+}
+
+// ---- Webhooks ------------------------------------------------------------------------------
+
+async function webhooksPage() {
+  $("#rotate-secret").addEventListener("click", guarded(async () => {
+    if (!confirm("Make a new signing secret? Receivers need it to verify new deliveries.")) return;
+    const secret = await api("/v1/webhook-secret/rotate", { method: "POST" });
+    $("#secret-box").hidden = false;
+    $("#secret-value").value = secret.secret;
+    $("#secret-note").textContent = secret.previous_valid_until ? `The previous secret also signs deliveries until ${new Date(secret.previous_valid_until).toLocaleString()}.` : "";
+    $("#secret-value").focus();
+    announce("New secret shown. Copy it now: it is shown only once.");
+  }));
+  $("#copy-secret").addEventListener("click", (event) => copy($("#secret-value").value, event.currentTarget));
+
+  const { tasks } = await api("/v1/tasks?limit=20");
+  const lists = await Promise.all(tasks.map(async (task) => ({ task, list: await api(`/v1/tasks/${encodeURIComponent(task.task_id)}/webhooks`) })));
+  const rows = lists
+    .filter(({ list }) => list.webhook_url)
+    .flatMap(({ task, list }) =>
+      (list.deliveries.length ? list.deliveries.slice(-3) : [null]).map((delivery) =>
+        el(
+          "tr",
+          {},
+          el("td", {}, el("a", { href: `/console/tasks/${encodeURIComponent(task.task_id)}`, class: "mono" }, task.task_id)),
+          el("td", { class: "mono" }, list.webhook_url),
+          el("td", {}, delivery ? String(delivery.attempt) : "—"),
+          el("td", {}, delivery ? formatTime(delivery.attempted_at) : "not yet"),
+          el("td", { class: delivery && !delivery.success ? "error" : "" }, delivery ? (delivery.status_code === null ? delivery.error || "no answer" : String(delivery.status_code)) : ""),
+        ),
+      ),
+    );
+  $("#recent-deliveries tbody").replaceChildren(...rows);
+  $("#deliveries-empty").hidden = rows.length > 0;
+}
+
+// ---- Account -------------------------------------------------------------------------------
+
+async function accountPage() {
+  onSubmit($("#password-form"), async () => {
+    await api("/account/password", { method: "POST", json: { current_password: $("#current-password").value, new_password: $("#new-password").value }, expect401: true }).catch((error) => {
+      throw error.status === 401 ? new Error("The current password is wrong.") : error;
+    });
+    csrfToken = (await api("/session")).csrf_token;
+    $("#password-form").reset();
+    flash("Password changed. Your other sessions are signed out.", "info");
+  });
+  $("#sign-out").addEventListener("click", guarded(async () => {
+    await api("/auth/signout", { method: "POST" });
+    location.assign("/console/signin?reason=signedout");
+  }));
+  onSubmit($("#delete-form"), async () => {
+    if (!confirm("Delete your account and everything in it?")) return;
+    await api("/account", { method: "DELETE", json: { password: $("#delete-password").value }, expect401: true }).catch((error) => {
+      throw error.status === 401 ? new Error("The password is wrong.") : error;
+    });
+    location.assign("/console/signup");
+  });
+}
+
+// ---- Start -----------------------------------------------------------------------------------
+
+const SIGNED_OUT = { signin: signinPage, signup: signupPage, verify: verifyPage, forgot: forgotPage, reset: resetPage };
+const SIGNED_IN = { tasks: tasksPage, task: taskPage, composer: composerPage, files: filesPage, keys: keysPage, usage: usagePage, webhooks: webhooksPage, account: accountPage };
+
+async function start() {
+  const page = document.body.dataset.page;
+  try {
+    if (SIGNED_OUT[page]) await SIGNED_OUT[page]();
+    else {
+      const session = await api("/session");
+      csrfToken = session.csrf_token;
+      $("#who").textContent = session.email;
+      await SIGNED_IN[page]();
+    }
+    document.body.dataset.ready = "true";
+  } catch (error) {
+    if (error.status !== 401) flash(error.message);
+  }
+}
+
+start();
