@@ -1,6 +1,6 @@
 import { PatternRouter } from "hono/router/pattern-router";
 import { AppError } from "../shared/errors";
-import { consolePages } from "./console";
+import { requireValidConfig } from "./lib/config";
 import { createApp } from "./lib/openapi";
 import { onError, problemResponse } from "./lib/problem";
 import { cdn } from "./routes/cdn";
@@ -16,6 +16,7 @@ import { webhooks } from "./routes/webhooks";
 /** The whole HTTP surface of the Worker, built from one sub-app per resource. */
 export function buildApp() {
   const app = createApp();
+  app.use("*", requireValidConfig);
   app.route("/", me);
   app.route("/", tasks);
   app.route("/", taskActions);
@@ -26,7 +27,6 @@ export function buildApp() {
   app.route("/", files);
   app.route("/", cdn);
   app.route("/", internal);
-  app.route("/console", consolePages);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", { type: "http", scheme: "bearer", description: "An API key: ffe_..." });
   app.doc31("/openapi.json", {

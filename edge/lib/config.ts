@@ -1,3 +1,6 @@
+import type { MiddlewareHandler } from "hono";
+import { AppError } from "../../shared/errors";
+
 /** Typed view of the string vars in wrangler.toml, with the defaults the service documents. */
 export function config(env: Env) {
   return {
@@ -35,4 +38,81 @@ function positiveIntList(value: string | undefined, fallback: number[]): number[
 
 function trimSlash(url: string): string {
   return url.replace(/\/+$/, "");
+}
+
+/** One setting a production deployment cannot run with, and why. */
+export interface ConfigProblem {
+  setting: string;
+  problem: string;
+}
+
+const MIN_SECRET_LENGTH = 32;
+/** Hosts that only ever appear in examples (RFC 2606 and the placeholders wrangler.toml ships). */
+const PLACEHOLDER_HOST = /(^|\.)(example\.(com|net|org|cn)|example|test|invalid|localhost)$/;
+const PLACEHOLDER_D1_IDS = new Set(["00000000-0000-0000-0000-000000000000"]);
+
+/**
+ * What a production deployment lacks, checked at every request so it fails loudly instead of
+ * running on development defaults. Development and tests (ENVIRONMENT other than
+ * "production") keep their defaults and get no problems.
+ */
+export function configProblems(env: Env): ConfigProblem[] {
+  if (env.ENVIRONMENT !== "production") return [];
+  const problems: ConfigProblem[] = [];
+  for (const setting of ["TRANSCODER_SECRET", "SIGNING_SECRET"] as const) {
+    const value = env[setting] ?? "";
+    if (value.length < MIN_SECRET_LENGTH) problems.push({ setting, problem: `must be a secret of at least ${MIN_SECRET_LENGTH} characters (wrangler secret put ${setting} --env production)` });
+  }
+  // The Worker cannot read its D1 binding's id; the runbook sets this var to the same id.
+  const d1Id = env.D1_DATABASE_ID ?? "";
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(d1Id) || PLACEHOLDER_D1_IDS.has(d1Id)) {
+    problems.push({ setting: "D1_DATABASE_ID", problem: "must be the id of the production D1 database (wrangler d1 create ffedge), as in its d1_databases entry" });
+  }
+  for (const setting of ["R2_ACCOUNT_ID", "R2_ACCESS_KEY_ID", "R2_SECRET_ACCESS_KEY"] as const) {
+    if (!env[setting]) problems.push({ setting, problem: "is required for presigned uploads straight to R2 (an R2 API token with Object Read & Write)" });
+  }
+  const hosts: Partial<Record<"PUBLIC_URL" | "CN_PUBLIC_URL" | "EDGE_URL", string>> = {};
+  for (const setting of ["PUBLIC_URL", "CN_PUBLIC_URL", "EDGE_URL"] as const) {
+    const url = parseUrl(env[setting]);
+    if (!url || url.protocol !== "https:" || PLACEHOLDER_HOST.test(url.hostname) || /^[\d.]+$|^\[/.test(url.hostname)) {
+      problems.push({ setting, problem: "must be the https URL of your own hostname, not a placeholder" });
+    } else {
+      hosts[setting] = url.hostname;
+    }
+  }
+  // User content must never share an origin with the API (or the console it serves).
+  for (const setting of ["PUBLIC_URL", "CN_PUBLIC_URL"] as const) {
+    if (hosts[setting] && hosts[setting] === hosts.EDGE_URL) {
+      problems.push({ setting, problem: "must be a hostname of its own: the CDN serves user content, which must never share the API's origin" });
+    }
+  }
+  return problems;
+}
+
+const reported = new Set<string>();
+
+/** Throws CONFIG_INVALID (500) while the deployment is misconfigured; logs each problem once per isolate, naming the setting. */
+export function assertValidConfig(env: Env): void {
+  const problems = configProblems(env);
+  if (problems.length === 0) return;
+  for (const { setting, problem } of problems) {
+    const line = JSON.stringify({ msg: "configuration invalid", setting, problem });
+    if (!reported.has(line)) console.error(line);
+    reported.add(line);
+  }
+  throw new AppError("CONFIG_INVALID", "The service is not configured correctly; its log names the setting to fix.");
+}
+
+/** Every request: a misconfigured production deployment answers CONFIG_INVALID rather than running on defaults. */
+export const requireValidConfig: MiddlewareHandler<{ Bindings: Env }> = async (c, next) => {
+  assertValidConfig(c.env);
+  await next();
+};
+
+function parseUrl(value: string | undefined): URL | undefined {
+  try {
+    return new URL(value ?? "");
+  } catch {
+    return undefined;
+  }
 }
