@@ -154,6 +154,38 @@ describe("threat catalogue: SSRF forms refused at submission (cases 21, 24, 38, 
   });
 });
 
+/** Cases 40–44 (issue 10, findings 9–11): what ffmpeg would read bigger, or elsewhere, than the text suggests. */
+const POLICY_AT_SUBMISSION: [string, string, string][] = [
+  ["40", `ffmpeg -i ${IN} -vf scale=1e4:100 out.mp4`, "LIMIT_EXCEEDED"],
+  ["40", `ffmpeg -i ${IN} -vf scale=0x7fff:100 out.mp4`, "LIMIT_EXCEEDED"],
+  ["40", `ffmpeg -i ${IN} -vf 'scale=(65535):100' out.mp4`, "LIMIT_EXCEEDED"],
+  ["40", `ffmpeg -i ${IN} -vf scale=iw*100:ih out.mp4`, "LIMIT_EXCEEDED"],
+  ["40", `ffmpeg -i ${IN} -vf pad=2*iw:2*ih out.mp4`, "LIMIT_EXCEEDED"],
+  ["40", `ffmpeg -i ${IN} -r 1e3 out.mp4`, "LIMIT_EXCEEDED"],
+  ["40", `ffmpeg -i ${IN} -vf 'scale=w=ld(0):h=100' out.mp4`, "FILTER_NOT_ALLOWED"],
+  ["41", `ffmpeg -i ${IN} -af aresample=osr=1e8 out.wav`, "LIMIT_EXCEEDED"],
+  ["41", `ffmpeg -i ${IN} -ar 0x7fffffff out.wav`, "LIMIT_EXCEEDED"],
+  ["42", `ffmpeg -i ${IN} -af adelay=999999999 out.mp4`, "LIMIT_EXCEEDED"],
+  ["42", `ffmpeg -i ${IN} -af apad=pad_len=1e12 out.mp4`, "LIMIT_EXCEEDED"],
+  ["42", `ffmpeg -i ${IN} -vf tpad=stop=1e9 out.mp4`, "LIMIT_EXCEEDED"],
+  ["42", `ffmpeg -i ${IN} -vf loop=loop=1e3:size=1 out.mp4`, "LIMIT_EXCEEDED"],
+  ["43", `ffmpeg -i ${IN} -c:v libx264 -x264-params keyint=48=stats=/tmp/x out.mp4`, "OPTION_VALUE_NOT_ALLOWED"],
+  ["43", `ffmpeg -i ${IN} -c:v libx265 -x265-params 'crf=20\\:csv=/tmp/x.csv' out.mp4`, "OPTION_VALUE_NOT_ALLOWED"],
+  ["43", `ffmpeg -i ${IN} -c:v libsvtav1 -svtav1-params preset=8:crf=30=x out.mp4`, "OPTION_VALUE_NOT_ALLOWED"],
+  ["43", `ffmpeg -i ${IN} -c:v libaom-av1 -aom-params tune=ssim=1 out.mp4`, "OPTION_VALUE_NOT_ALLOWED"],
+  ["44", `ffmpeg -i ${IN} -vf subtitles=${IN} out2.mp4`, "FILTER_NOT_ALLOWED"],
+  ["44", `ffmpeg -i ${IN} -f mp4 -i https://example.com/s.srt -vf subtitles=https://example.com/s.srt out.mp4`, "FILTER_NOT_ALLOWED"],
+  ["44", `ffmpeg -f hls -i ${IN} out.mp4`, "OPTION_VALUE_NOT_ALLOWED"],
+];
+
+describe("threat catalogue: numbers, encoder parameters and formats refused at submission (cases 40–44)", () => {
+  it.each(POLICY_AT_SUBMISSION)("case %s: %s → 400 %s", async (_case, command, code) => {
+    const answer = await refusal(command);
+    expect({ status: answer.status, code: answer.code }, answer.detail).toEqual({ status: 400, code });
+    expect(answer.token).toBeTruthy();
+  });
+});
+
 describe("threat catalogue: uploads and downloads (cases 26–30)", () => {
   it("case 26: invalid base64, a data URI without a media type, a body without a file part → 4xx, nothing stored", async () => {
     const { key, userId } = await createUser();
