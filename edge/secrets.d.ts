@@ -1,24 +1,33 @@
 // Secrets are not in wrangler.toml, so `wrangler types` cannot see them. Locally they live
 // in .dev.vars (written by `npm start`); in production `wrangler secret put NAME`.
-declare namespace Cloudflare {
-  interface Env {
-    /** HMAC key for signed upload URLs and per-task callback tokens. */
-    SIGNING_SECRET: string;
-    /** Shared secret the edge presents to transcoders on POST /jobs. */
-    TRANSCODER_SECRET: string;
-    /**
-     * Development and tests only: comma-separated hosts (e.g. "127.0.0.1") that the guarded
-     * fetcher may reach although they are private. Ignored when ENVIRONMENT is "production".
-     */
-    DEV_FETCH_ALLOW_HOSTS?: string;
-    /** Optional R2 S3-API credentials; when set, /v1/uploads/sign returns presigned R2 URLs. */
-    R2_ACCOUNT_ID?: string;
-    R2_ACCESS_KEY_ID?: string;
-    R2_SECRET_ACCESS_KEY?: string;
-    R2_BUCKET_NAME?: string;
-    /** Production: the id of the D1 database bound as DB, which the Worker cannot read from its binding (checked by edge/lib/config.ts). */
-    D1_DATABASE_ID?: string;
-    /** The S3 API endpoint, when not `https://<R2_ACCOUNT_ID>.r2.cloudflarestorage.com` (a jurisdiction endpoint; a local S3 server in tests). */
-    R2_S3_ENDPOINT?: string;
-  }
+// Both the global `Env` and `Cloudflare.Env` (what `cloudflare:workers` and `cloudflare:test`
+// export) carry them: `wrangler types` does not always derive one from the other.
+interface FfedgeSecrets {
+  /** HMAC key for signed upload URLs and per-task callback tokens. */
+  SIGNING_SECRET: string;
+  /** Shared secret the edge presents to transcoders on POST /jobs. */
+  TRANSCODER_SECRET: string;
+  /**
+   * Development and tests only: comma-separated hosts (e.g. "127.0.0.1") that the guarded
+   * fetcher may reach although they are private. Ignored when ENVIRONMENT is "production".
+   */
+  DEV_FETCH_ALLOW_HOSTS?: string;
+  /** Optional R2 S3-API credentials; when set, /v1/uploads/sign returns presigned R2 URLs. */
+  R2_ACCOUNT_ID?: string;
+  R2_ACCESS_KEY_ID?: string;
+  R2_SECRET_ACCESS_KEY?: string;
+  R2_BUCKET_NAME?: string;
+  /** Production: the id of the D1 database bound as DB, which the Worker cannot read from its binding (checked by edge/lib/config.ts). */
+  D1_DATABASE_ID?: string;
+  /** The S3 API endpoint, when not `https://<R2_ACCOUNT_ID>.r2.cloudflarestorage.com` (a jurisdiction endpoint; a local S3 server in tests). */
+  R2_S3_ENDPOINT?: string;
 }
+
+declare namespace Cloudflare {
+  interface Env extends FfedgeSecrets {}
+}
+interface Env extends FfedgeSecrets {}
+
+// The generated global `Env` extends only wrangler.toml's bindings; the Worker's code names it,
+// so it gets everything `Cloudflare.Env` has (the secrets above included).
+interface Env extends Cloudflare.Env {}

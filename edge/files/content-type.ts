@@ -109,7 +109,7 @@ export function resolveContentType(declared: string | undefined, filename: strin
 function isText(head: Uint8Array): boolean {
   let text: string;
   try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(trimPartialUtf8(head));
+    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(trimPartialUtf8(head));
   } catch {
     return false;
   }
