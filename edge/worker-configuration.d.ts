@@ -9,6 +9,7 @@ declare namespace Cloudflare {
 	interface ProductionEnv {
 		FILES: R2Bucket;
 		DB: D1Database;
+		EMAIL: SendEmail;
 		JOBS: Queue;
 		WEBHOOKS: Queue;
 		API_RATE_LIMIT: RateLimit;
@@ -26,6 +27,10 @@ declare namespace Cloudflare {
 		MAX_RUNNING_TASKS_PER_USER: string;
 		RATE_LIMIT_REQUESTS: string;
 		RATE_LIMIT_PERIOD_SECONDS: string;
+		DAILY_TASK_SECONDS: string;
+		PUBLIC_TASK_STATUS: string;
+		SESSION_TTL_SECONDS: string;
+		MAIL_FROM: string;
 		SIGNING_SECRET: string;
 		TRANSCODER_SECRET: string;
 		TASKS: DurableObjectNamespace<import("./index").TaskObject>;
@@ -36,6 +41,7 @@ declare namespace Cloudflare {
 	interface Env {
 		FILES: R2Bucket;
 		DB: D1Database;
+		EMAIL?: SendEmail;
 		JOBS: Queue;
 		WEBHOOKS: Queue;
 		API_RATE_LIMIT: RateLimit;
@@ -53,6 +59,10 @@ declare namespace Cloudflare {
 		MAX_RUNNING_TASKS_PER_USER: string;
 		RATE_LIMIT_REQUESTS: string;
 		RATE_LIMIT_PERIOD_SECONDS: string;
+		DAILY_TASK_SECONDS: string;
+		PUBLIC_TASK_STATUS: string;
+		SESSION_TTL_SECONDS: string;
+		MAIL_FROM: string;
 		SIGNING_SECRET: string;
 		TRANSCODER_SECRET: string;
 		TASKS: DurableObjectNamespace<import("./index").TaskObject>;
@@ -66,7 +76,7 @@ type StringifyValues<EnvType extends Record<string, unknown>> = {
 	[Binding in keyof EnvType]: EnvType[Binding] extends string ? EnvType[Binding] : string;
 };
 declare namespace NodeJS {
-	interface ProcessEnv extends StringifyValues<Pick<Cloudflare.Env, "ENVIRONMENT" | "PUBLIC_URL" | "CN_PUBLIC_URL" | "EDGE_URL" | "TRANSCODER_URL" | "FILE_TTL_SECONDS" | "MAX_UPLOAD_BYTES" | "TASK_TIMEOUT_SECONDS" | "HEARTBEAT_TIMEOUT_SECONDS" | "WEBHOOK_TIMEOUT_SECONDS" | "WEBHOOK_RETRY_SCHEDULE_SECONDS" | "MAX_RUNNING_TASKS_PER_USER" | "RATE_LIMIT_REQUESTS" | "RATE_LIMIT_PERIOD_SECONDS" | "SIGNING_SECRET" | "TRANSCODER_SECRET">> {}
+	interface ProcessEnv extends StringifyValues<Pick<Cloudflare.Env, "ENVIRONMENT" | "PUBLIC_URL" | "CN_PUBLIC_URL" | "EDGE_URL" | "TRANSCODER_URL" | "FILE_TTL_SECONDS" | "MAX_UPLOAD_BYTES" | "TASK_TIMEOUT_SECONDS" | "HEARTBEAT_TIMEOUT_SECONDS" | "WEBHOOK_TIMEOUT_SECONDS" | "WEBHOOK_RETRY_SCHEDULE_SECONDS" | "MAX_RUNNING_TASKS_PER_USER" | "RATE_LIMIT_REQUESTS" | "RATE_LIMIT_PERIOD_SECONDS" | "DAILY_TASK_SECONDS" | "PUBLIC_TASK_STATUS" | "SESSION_TTL_SECONDS" | "MAIL_FROM" | "SIGNING_SECRET" | "TRANSCODER_SECRET">> {}
 }
 
 // Begin runtime types

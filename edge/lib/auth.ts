@@ -1,31 +1,125 @@
+import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { hashApiKey, isWellFormedApiKey } from "../../shared/api-keys";
 import { bearerToken } from "../../shared/bearer";
 import { AppError } from "../../shared/errors";
+import { type Session, readSession } from "../accounts/sessions";
+import { config } from "./config";
 import { enforceRateLimit } from "./rate-limit";
 
-export type AuthVariables = { userId: string };
+export type AuthVariables = {
+  userId: string;
+  /** Set on console requests: the signed-in session. */
+  session?: Session;
+  /** Set on GET /v1/tasks/{task_id} without a key while PUBLIC_TASK_STATUS allows it. */
+  anonymousTaskRead?: boolean;
+};
+type AuthEnv = { Bindings: Env; Variables: AuthVariables };
 
 // One body for missing, malformed, unknown and revoked keys: a caller learns nothing from the difference.
 export const unauthorized = () =>
   new AppError("UNAUTHORIZED", "A valid API key is required: send it as 'Authorization: Bearer <key>'.");
 
-/** Bearer API key authentication. Keys in query strings are never read. */
-export const requireApiKey = createMiddleware<{ Bindings: Env; Variables: AuthVariables }>(async (c, next) => {
+const notSignedIn = () => new AppError("UNAUTHORIZED", "Sign in first: this needs a console session.");
+
+/** last_used_at is written at most this often per key, so the hot path stays one D1 read. */
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+/**
+ * Requests the console forwards to the public API (`/console/api/v1/...` → `/v1/...`), each
+ * mapped to the user of the session that `requireSession` already checked. Keyed by the Request
+ * object itself: nothing a client sends can put a request in here.
+ */
+const sessionRequests = new WeakMap<Request, string>();
+
+/** Marks a request built by the console forwarder as acting for the session's user. */
+export function actAsSessionUser(request: Request, userId: string): void {
+  sessionRequests.set(request, userId);
+}
+
+/**
+ * Authentication of the public API: a Bearer API key on `/v1` and `/api`, or — for requests
+ * the console forwarded — the console session. Keys in query strings are never read.
+ */
+export const requireApiKey = createMiddleware<AuthEnv>(async (c, next) => {
   // Sub-apps sharing a path prefix (tasks and webhooks under /v1/tasks/*) each mount this
   // middleware: authenticate, and count against the rate limit, once per request.
-  if (c.get("userId")) return next();
+  if (c.get("userId") || c.get("anonymousTaskRead")) return next();
+  const sessionUser = sessionRequests.get(c.req.raw);
+  if (sessionUser) {
+    c.set("userId", sessionUser);
+    return next();
+  }
   const key = bearerToken(c.req.header("authorization"));
   if (!key || !isWellFormedApiKey(key)) throw unauthorized();
   const hash = await hashApiKey(key);
-  const row = await c.env.DB.prepare("SELECT hash, user_id FROM api_keys WHERE hash = ? AND revoked_at IS NULL")
+  const row = await c.env.DB.prepare("SELECT hash, user_id, last_used_at FROM api_keys WHERE hash = ? AND revoked_at IS NULL")
     .bind(hash)
-    .first<{ hash: string; user_id: string }>();
+    .first<{ hash: string; user_id: string; last_used_at: string | null }>();
   if (!row || !constantTimeEqual(row.hash, hash)) throw unauthorized();
   c.set("userId", row.user_id);
+  recordKeyUse(c, hash, row.last_used_at);
   for (const [name, value] of Object.entries(await enforceRateLimit(c.env, hash))) c.header(name, value);
   await next();
 });
+
+/**
+ * FFHub's clients poll GET /v1/tasks/{task_id} without a key. Task ids are unguessable (96 random
+ * bits) and outputs are capability URLs already, so while PUBLIC_TASK_STATUS is not "false" that
+ * one read is served by id alone; a request that does send a key is authenticated as usual.
+ * Anonymous reads count against a rate limit per client address.
+ */
+export const allowAnonymousTaskRead = createMiddleware<AuthEnv>(async (c, next) => {
+  if (c.req.method === "GET" && !c.req.header("authorization") && !sessionRequests.has(c.req.raw) && config(c.env).publicTaskStatus) {
+    for (const [name, value] of Object.entries(await enforceRateLimit(c.env, `address:${clientAddress(c)}`))) c.header(name, value);
+    c.set("anonymousTaskRead", true);
+  }
+  await next();
+});
+
+/**
+ * The console session (cookie) and, on state-changing methods, its CSRF token in `x-csrf-token`.
+ * The Origin check comes before it, in `requireSameOrigin`.
+ */
+export const requireSession = createMiddleware<AuthEnv>(async (c, next) => {
+  const session = await readSession(c);
+  if (!session) throw notSignedIn();
+  if (!SAFE_METHODS.has(c.req.method)) {
+    const sent = c.req.header("x-csrf-token") ?? "";
+    if (!constantTimeEqual(sent, session.csrfToken)) throw new AppError("CSRF_FAILED", "The x-csrf-token header is missing or does not match the session (GET /console/api/session gives it).");
+  }
+  c.set("userId", session.userId);
+  c.set("session", session);
+  for (const [name, value] of Object.entries(await enforceRateLimit(c.env, `user:${session.userId}`))) c.header(name, value);
+  await next();
+});
+
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+/**
+ * Every state-changing console request must come from a page of our own origin. hono/csrf only
+ * checks form-like content types (a cross-site form cannot send JSON), but the console also takes
+ * DELETE and multipart uploads and a cookie session must not depend on the body's type, so the
+ * Origin header is required and compared on every unsafe method.
+ */
+export const requireSameOrigin = createMiddleware<AuthEnv>(async (c, next) => {
+  if (!SAFE_METHODS.has(c.req.method) && c.req.header("origin") !== new URL(c.req.url).origin) {
+    throw new AppError("CSRF_FAILED", "State-changing console requests must come from the console's own origin (Origin header).");
+  }
+  await next();
+});
+
+/** The caller's address as Cloudflare saw it; locally every request comes from the same place. */
+export function clientAddress(c: Context): string {
+  return c.req.header("cf-connecting-ip") ?? "local";
+}
+
+function recordKeyUse(c: Context<AuthEnv>, hash: string, lastUsedAt: string | null): void {
+  const now = new Date();
+  if (lastUsedAt && now.getTime() - Date.parse(lastUsedAt) < LAST_USED_RESOLUTION_MS) return;
+  const write = c.env.DB.prepare("UPDATE api_keys SET last_used_at = ? WHERE hash = ?").bind(now.toISOString(), hash).run();
+  c.executionCtx.waitUntil(write.catch((error) => console.error(JSON.stringify({ msg: "last_used_at not recorded", error: String(error) }))));
+}
 
 function constantTimeEqual(a: string, b: string): boolean {
   const left = new TextEncoder().encode(a);

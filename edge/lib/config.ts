@@ -18,6 +18,12 @@ export function config(env: Env) {
     /** Delay before each webhook retry; the last one repeats until 24 h have passed since the first attempt. */
     webhookRetryScheduleSeconds: positiveIntList(env.WEBHOOK_RETRY_SCHEDULE_SECONDS, [5, 30, 120, 600, 1800, 3600, 7200, 14_400, 28_800]),
     maxRunningTasksPerUser: positiveInt(env.MAX_RUNNING_TASKS_PER_USER, 5),
+    /** Processing seconds a user may use per UTC day: GET /v1/me's remaining_credits. */
+    dailyTaskSeconds: positiveInt(env.DAILY_TASK_SECONDS, 36_000),
+    /** GET /v1/tasks/{task_id} answers without a key (FFHub's clients poll it so); "false" turns that off. */
+    publicTaskStatus: env.PUBLIC_TASK_STATUS !== "false",
+    /** Lifetime of a console session from sign-in. */
+    sessionTtlSeconds: positiveInt(env.SESSION_TTL_SECONDS, 14 * 24 * 60 * 60),
     /** Hosts the guarded fetcher may reach although private: never honoured in production. */
     devFetchAllowHosts:
       env.ENVIRONMENT === "production"

@@ -1,6 +1,8 @@
 import { createRoute } from "@hono/zod-openapi";
-import { MeSchema } from "../../shared/schemas/files";
+import { MeSchema } from "../../shared/schemas/accounts";
+import { processedSecondsStatement, remainingSeconds, startOfUtcDay } from "../accounts/usage";
 import { requireApiKey, unauthorized } from "../lib/auth";
+import { config } from "../lib/config";
 import { bearerSecurity, createApp, problemResponses } from "../lib/openapi";
 import { accountStub } from "../lib/stubs";
 
@@ -11,17 +13,18 @@ me.use("/v1/me", requireApiKey);
 me.openapi(
   createRoute({
     method: "get", path: "/v1/me", tags: ["Account"], summary: "The account the API key belongs to, and its usage", security: bearerSecurity,
+    description: "`remaining_credits` (FFHub's field) is the processing time left today: DAILY_TASK_SECONDS minus the seconds of tasks that finished since 00:00 UTC.",
     responses: { 200: { description: "The account", content: { "application/json": { schema: MeSchema } } }, 401: problemResponses[401] },
   }),
   async (c) => {
     const userId = c.get("userId");
     const now = new Date();
-    const startOfDay = `${now.toISOString().slice(0, 10)}T00:00:00.000Z`;
+    const startOfDay = startOfUtcDay(now);
     const db = c.env.DB;
     const [user, tasks, seconds, bytes] = await db.batch([
       db.prepare("SELECT id, name, email, created_at FROM users WHERE id = ?").bind(userId),
       db.prepare("SELECT COUNT(*) AS value FROM tasks WHERE user_id = ? AND created_at >= ?").bind(userId, startOfDay),
-      db.prepare("SELECT COALESCE(SUM((julianday(finished_at) - julianday(started_at)) * 86400.0), 0) AS value FROM tasks WHERE user_id = ? AND finished_at >= ? AND started_at IS NOT NULL").bind(userId, startOfDay),
+      processedSecondsStatement(db, userId, startOfDay),
       db.prepare("SELECT COALESCE(SUM(size), 0) AS value FROM files WHERE user_id = ? AND expires_at > ?").bind(userId, now.toISOString()),
     ]);
     const account = user!.results[0] as { id: string; name: string; email: string | null; created_at: string } | undefined;
@@ -32,6 +35,7 @@ me.openapi(
       user_id: account.id,
       name: account.name,
       email: account.email,
+      remaining_credits: remainingSeconds(config(c.env).dailyTaskSeconds, value(seconds)),
       created_at: account.created_at,
       usage: {
         tasks_today: value(tasks),

@@ -1,21 +1,23 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { randomHex } from "../../shared/api-keys";
+import { AppError } from "../../shared/errors";
 import { checkCommand } from "../../shared/ffmpeg";
 import { CreateTaskSchema, CreatedTaskSchema, ListTasksQuerySchema, TaskListSchema, TaskSchema, TaskIdParamSchema } from "../../shared/schemas/tasks";
+import { processedSecondsStatement, startOfUtcDay } from "../accounts/usage";
 import { accountStub } from "../lib/stubs";
-import { requireApiKey } from "../lib/auth";
+import { allowAnonymousTaskRead, requireApiKey } from "../lib/auth";
 import { config } from "../lib/config";
 import { idempotency } from "../lib/idempotency";
 import { bearerSecurity, createApp, problemResponses } from "../lib/openapi";
 import { presentTask } from "../tasks/present";
-import { insertTask, listTasks, requireOwnTask } from "../tasks/repository";
+import { findTaskById, insertTask, listTasks, requireOwnTask } from "../tasks/repository";
 import { isFinal } from "../tasks/state";
 import { checkWebhookUrl } from "../webhooks/url";
 import { liveState, taskStub } from "../lib/stubs";
 
-
 /** The transcoding API: `{base_url}/tasks`. */
 export const tasks = createApp();
+tasks.use("/v1/tasks/:task_id", allowAnonymousTaskRead);
 tasks.use("/v1/tasks", requireApiKey);
 tasks.use("/v1/tasks/*", requireApiKey);
 tasks.use("/v1/tasks", idempotency());
@@ -28,6 +30,7 @@ tasks.openapi(
       201: { description: "The task was accepted and queued", content: { "application/json": { schema: CreatedTaskSchema } } },
       ...problemResponses,
       413: { description: "The command is too long" },
+      429: { description: "RATE_LIMITED, or QUOTA_EXCEEDED: today's DAILY_TASK_SECONDS are used up (Retry-After: until 00:00 UTC)" },
     },
   }),
   async (c) => {
@@ -36,6 +39,7 @@ tasks.openapi(
     checkCommand(body.command, { allowHosts });
     const webhook = body.webhook ? checkWebhookUrl(body.webhook, allowHosts).toString() : null;
     const userId = c.get("userId");
+    await assertDailyQuota(c.env, userId);
     const taskId = `tsk_${randomHex(12)}`;
     const createdAt = new Date().toISOString();
     await insertTask(c.env.DB, { id: taskId, user_id: userId, command: body.command, with_metadata: body.with_metadata ? 1 : 0, webhook_url: webhook, created_at: createdAt });
@@ -83,7 +87,9 @@ tasks.openapi(
 
 tasks.openapi(
   createRoute({
-    method: "get", path: "/v1/tasks/{task_id}", tags: ["Tasks"], summary: "A task's status, progress, outputs or error", security: bearerSecurity,
+    method: "get", path: "/v1/tasks/{task_id}", tags: ["Tasks"], summary: "A task's status, progress, outputs or error",
+    description: "Also served without a key, by id alone, for FFHub's clients (the same body); the operator turns that off with PUBLIC_TASK_STATUS=\"false\".",
+    security: [...bearerSecurity, {}],
     request: { params: TaskIdParamSchema },
     responses: {
       200: { description: "The task", content: { "application/json": { schema: TaskSchema } } },
@@ -93,8 +99,20 @@ tasks.openapi(
   }),
   async (c) => {
     const { task_id } = c.req.valid("param");
-    const row = await requireOwnTask(c.env.DB, c.get("userId"), task_id);
+    const userId = c.get("userId");
+    const row = userId ? await requireOwnTask(c.env.DB, userId, task_id) : await findTaskById(c.env.DB, task_id);
+    if (!row) throw new AppError("NOT_FOUND", `There is no task '${task_id}'.`);
     const live = isFinal(row.status) ? undefined : await liveState(c.env, task_id);
     return c.json(presentTask(c.env, row, live), 200);
   },
 );
+
+/** DAILY_TASK_SECONDS of processing per user and UTC day (GET /v1/me's remaining_credits). */
+async function assertDailyQuota(env: Env, userId: string): Promise<void> {
+  const now = new Date();
+  const used = await processedSecondsStatement(env.DB, userId, startOfUtcDay(now)).first<{ value: number }>();
+  const quota = config(env).dailyTaskSeconds;
+  if (Number(used?.value ?? 0) < quota) return;
+  const retryAfter = Math.max(1, Math.ceil((Date.parse(startOfUtcDay(now)) + 86_400_000 - now.getTime()) / 1000));
+  throw new AppError("QUOTA_EXCEEDED", `Today's ${quota} s of processing are used up; new tasks are accepted again at 00:00 UTC.`, { retry_after: retryAfter }).withHeaders({ "Retry-After": String(retryAfter) });
+}

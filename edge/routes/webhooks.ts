@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { AppError } from "../../shared/errors";
 import { TaskIdParamSchema } from "../../shared/schemas/tasks";
-import { RedeliveryQueuedSchema, WebhookDeliveryListSchema, WebhookEventSchema, WebhookSecretSchema } from "../../shared/schemas/webhooks";
+import { RedeliveryQueuedSchema, WebhookDeliveryListSchema, WebhookEventSchema, WebhookEventTypeSchema, WebhookSecretSchema } from "../../shared/schemas/webhooks";
 import { requireApiKey } from "../lib/auth";
 import { bearerSecurity, createApp, problemResponses } from "../lib/openapi";
 import { requireOwnTask } from "../tasks/repository";
@@ -80,6 +80,7 @@ const signatureHeaders = z.object({
   "webhook-id": z.string().openapi({ example: "msg_tsk_0123456789abcdef01234567_completed", description: "The same on every retry and redelivery of an event" }),
   "webhook-timestamp": z.string().openapi({ example: "1767225600", description: "Unix seconds of this attempt" }),
   "webhook-signature": z.string().openapi({ example: "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=", description: "Space-separated v1 signatures, one per valid secret" }),
+  "webhook-event": WebhookEventTypeSchema.openapi({ description: "The event type; the body is the task object" }),
 });
 for (const type of ["task.completed", "task.failed"] as const) {
   webhooks.openAPIRegistry.registerWebhook({

@@ -62,6 +62,7 @@ function etaField(state: LiveState | undefined, now: number): { eta_seconds?: nu
   return eta === undefined ? {} : { eta_seconds: eta };
 }
 
-function seconds(ms: number): number {
-  return Math.max(0, Math.round(ms / 10) / 100);
+/** FFHub sends durations as strings of seconds with two decimals ("215.30"); so do we. */
+function seconds(ms: number): string {
+  return (Math.max(0, Math.round(ms / 10)) / 100).toFixed(2);
 }

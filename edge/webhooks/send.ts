@@ -31,7 +31,7 @@ export async function sendEvent(env: Env, rawUrl: string, event: TaskEvent, secr
     if (error instanceof AppError) return { statusCode: null, latencyMs: null, success: false, error: `${error.code}: ${error.detail}`, refused: true };
     throw error;
   }
-  const headers = { ...signedHeaders(await secrets(), event.id, event.body, new Date()), "content-type": "application/json", "user-agent": USER_AGENT };
+  const headers = { ...signedHeaders(await secrets(), event.id, event.body, new Date()), "webhook-event": event.type, "content-type": "application/json", "user-agent": USER_AGENT };
   const started = Date.now();
   try {
     const { response } = await guardedFetch(env, url.toString(), { method: "POST", headers, body: event.body, timeoutMs: settings.webhookTimeoutSeconds * 1000, followRedirects: false });

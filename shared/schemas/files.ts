@@ -54,13 +54,3 @@ export const UsageSchema = z
     rate_limit: z.object({ requests: z.number().int(), period_seconds: z.number().int() }),
   })
   .meta({ id: "Usage" });
-
-export const MeSchema = z
-  .object({
-    user_id: z.string(),
-    name: z.string(),
-    email: z.string().nullable(),
-    created_at: z.string(),
-    usage: UsageSchema,
-  })
-  .meta({ id: "Me" });

@@ -37,18 +37,27 @@ export const TaskSchema = z
     created_at: z.string(),
     started_at: z.string().nullable(),
     finished_at: z.string().nullable(),
-    elapsed: z.number().nullable().meta({ description: "Seconds spent running (started_at to finished_at or now)" }),
-    total_elapsed: z.number().meta({ description: "Seconds since the task was created, until it finished" }),
+    elapsed: z.string().nullable().meta({ example: "215.30", description: "Seconds spent running (started_at to finished_at or now), a decimal string with two decimals as FFHub sends it" }),
+    total_elapsed: z.string().meta({ example: "216.02", description: "Seconds since the task was created, until it finished, a decimal string with two decimals" }),
   })
   .meta({ id: "Task", description: "A task, exactly as GET /v1/tasks/{task_id} returns it" });
 export type Task = z.infer<typeof TaskSchema>;
 
 export const CreatedTaskSchema = TaskSchema.pick({ task_id: true, status: true, created_at: true }).meta({ id: "CreatedTask" });
 
+/** Plain decimal digits only: Number() would also read "0x10", "1e2" or " 5 ". */
+const decimalInteger = (min: number, max: number) =>
+  z.string().regex(/^[0-9]{1,9}$/, "must be a decimal integer").transform(Number).pipe(z.number().int().min(min).max(max));
+
+/** Unknown parameters (one FFHub connector sends `user_id`) are ignored. */
 export const ListTasksQuerySchema = z.object({
-  status: TaskStatusSchema.optional(),
-  limit: z.coerce.number().int().min(1).max(100).optional().default(10),
-  offset: z.coerce.number().int().min(0).optional().default(0),
+  status: z
+    .enum([...TASK_STATUSES, "succeeded"])
+    .optional()
+    .transform((status) => (status === "succeeded" ? "completed" : status))
+    .meta({ description: "`succeeded` (FFHub's CLI) means `completed`" }),
+  limit: decimalInteger(1, 100).optional().default(10),
+  offset: decimalInteger(0, 1_000_000_000).optional().default(0),
 });
 
 export const TaskListSchema = z.object({ total: z.number().int(), tasks: z.array(TaskSchema) }).meta({ id: "TaskList" });

@@ -5,16 +5,12 @@ export const WEBHOOK_EVENT_TYPES = ["task.completed", "task.failed"] as const;
 export const WebhookEventTypeSchema = z.enum(WEBHOOK_EVENT_TYPES);
 export type WebhookEventType = z.infer<typeof WebhookEventTypeSchema>;
 
-/** The JSON body POSTed to a task's webhook. Identical across retries and redeliveries. */
-export const WebhookEventSchema = z
-  .object({
-    type: WebhookEventTypeSchema,
-    timestamp: z.string().meta({ description: "When the task ended (its finished_at)" }),
-    /** The task, exactly as GET /v1/tasks/{task_id} returns it. */
-    data: TaskSchema,
-  })
-  .meta({ id: "WebhookEvent" });
-export type WebhookEvent = z.infer<typeof WebhookEventSchema>;
+/**
+ * The JSON body POSTed to a task's webhook: the task object itself, exactly as
+ * GET /v1/tasks/{task_id} returns it (FFHub's format). The event type is in the `webhook-event`
+ * header. Identical across retries and redeliveries.
+ */
+export const WebhookEventSchema = TaskSchema.meta({ id: "WebhookEvent", description: "The task, exactly as GET /v1/tasks/{task_id} returns it; the event type is in the webhook-event header" });
 
 /** Queue message on `ffedge-webhooks`: deliver the end event of one task. Delivered at least once. */
 export const WebhookMessageSchema = z.object({

@@ -19,6 +19,19 @@ describe("GET /v1/me", () => {
     expect(await (await api("/v1/me", key)).json()).toMatchObject({ user_id: userId, email: "ada@example.com" });
   });
 
+  it("reports remaining_credits: the processing seconds left today under DAILY_TASK_SECONDS (FFHub's whoami)", async () => {
+    const { key, userId } = await createUser();
+    await env.DB.prepare("UPDATE users SET email = ? WHERE id = ?").bind(`${userId}@example.com`, userId).run();
+    expect(await (await api("/v1/me", key)).json()).toMatchObject({ user_id: userId, email: `${userId}@example.com`, remaining_credits: 36_000 });
+    const now = Date.now();
+    await env.DB.prepare("INSERT INTO tasks (id, user_id, command, status, created_at, started_at, finished_at) VALUES (?, ?, 'x', 'completed', ?, ?, ?)")
+      .bind(`tsk_me${now}`, userId, new Date(now - 1_000).toISOString(), new Date(now - 215_300).toISOString(), new Date(now).toISOString())
+      .run();
+    const me = await (await api("/v1/me", key)).json<{ remaining_credits: number; usage: { seconds_processed_today: number } }>();
+    expect(me.usage.seconds_processed_today).toBeCloseTo(215.3, 1);
+    expect(me.remaining_credits).toBeCloseTo(36_000 - 215.3, 1);
+  });
+
   it("answers 401 without a key", async () => {
     await expectProblem(await api("/v1/me", undefined), 401, "UNAUTHORIZED");
   });

@@ -1,6 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { taskStub } from "../../../edge/lib/stubs";
+import { expectProblem } from "../files/fixtures";
 import { api, createUser, postJson } from "../helpers";
 
 const COMMAND = "ffmpeg -i https://example.com/in.mp4 -c:v libx264 -t 2 out.mp4 -vn -c:a aac out.m4a";
@@ -55,6 +56,19 @@ describe("POST /v1/tasks", () => {
   it("requires an API key", async () => {
     expect((await postJson("/v1/tasks", undefined, { command: COMMAND })).status).toBe(401);
   });
+
+  it("refuses new tasks with 429 QUOTA_EXCEEDED once today's DAILY_TASK_SECONDS are used, until 00:00 UTC", async () => {
+    const { key, userId } = await createUser();
+    const now = Date.now();
+    await env.DB.prepare("INSERT INTO tasks (id, user_id, command, status, created_at, started_at, finished_at) VALUES (?, ?, 'x', 'completed', ?, ?, ?)")
+      .bind(`tsk_quota${now}`, userId, new Date(now - 40_001_000).toISOString(), new Date(now - 40_000_000).toISOString(), new Date(now).toISOString())
+      .run();
+    const response = await submit(key);
+    await expectProblem(response, 429, "QUOTA_EXCEEDED");
+    const retryAfter = Number(response.headers.get("retry-after"));
+    expect(retryAfter).toBeGreaterThan(0);
+    expect(retryAfter).toBeLessThanOrEqual(86_400);
+  });
 });
 
 describe("GET /v1/tasks/{task_id}", () => {
@@ -66,7 +80,38 @@ describe("GET /v1/tasks/{task_id}", () => {
     const task = await response.json<Record<string, unknown>>();
     expect(task).toMatchObject({ task_id, progress: 0, command: COMMAND, with_metadata: false, started_at: null, finished_at: null, elapsed: null });
     expect(["pending", "failed"]).toContain(task.status);
-    expect(typeof task.total_elapsed).toBe("number");
+    expect(task.total_elapsed).toMatch(/^\d+\.\d{2}$/);
+  });
+
+  it("sends elapsed and total_elapsed as strings of seconds with two decimals, as FFHub does", async () => {
+    const { key } = await createUser();
+    const { task_id } = await (await submit(key)).json<{ task_id: string }>();
+    await env.DB.prepare("UPDATE tasks SET created_at = ?, started_at = ?, finished_at = ?, status = 'failed', error = 'x' WHERE id = ?")
+      .bind("2026-01-01T00:00:00.000Z", "2026-01-01T00:00:00.700Z", "2026-01-01T00:03:36.000Z", task_id)
+      .run();
+    const task = await (await api(`/v1/tasks/${task_id}`, key)).json<Record<string, unknown>>();
+    expect(task).toMatchObject({ elapsed: "215.30", total_elapsed: "216.00" });
+  });
+
+  it("answers without a key, by id, with exactly the body the owner gets (FFHub's clients poll so)", async () => {
+    const { key } = await createUser();
+    const { task_id } = await (await submit(key)).json<{ task_id: string }>();
+    await taskStub(env, task_id).failTask("CANCELED", "canceled");
+    const owner = await (await api(`/v1/tasks/${task_id}`, key)).json();
+    const anonymous = await api(`/v1/tasks/${task_id}`, undefined);
+    expect(anonymous.status).toBe(200);
+    expect(await anonymous.json()).toEqual(owner);
+    await expectProblem(await api("/v1/tasks/tsk_000000000000000000000000", undefined), 404, "NOT_FOUND");
+  });
+
+  it("still refuses a wrong key, and keeps every other task route behind a key", async () => {
+    const { key } = await createUser();
+    const { task_id } = await (await submit(key)).json<{ task_id: string }>();
+    await expectProblem(await api(`/v1/tasks/${task_id}`, "ffe_wrongwrongwrongwrongwrongwrongwrongwrongwro"), 401, "UNAUTHORIZED");
+    await expectProblem(await api(`/v1/tasks/${task_id}/logs`, undefined), 401, "UNAUTHORIZED");
+    await expectProblem(await api(`/v1/tasks/${task_id}/webhooks`, undefined), 401, "UNAUTHORIZED");
+    await expectProblem(await api(`/v1/tasks/${task_id}`, undefined, { method: "DELETE" }), 401, "UNAUTHORIZED");
+    await expectProblem(await api("/v1/tasks", undefined), 401, "UNAUTHORIZED");
   });
 
   it("shows live progress from the task's Durable Object while running", async () => {
@@ -136,6 +181,27 @@ describe("GET /v1/tasks", () => {
     await taskStub(env, task_id).failTask("CANCELED", "canceled");
     const failed = await (await api("/v1/tasks?status=failed", key)).json<{ total: number; tasks: { task_id: string }[] }>();
     expect(failed.tasks.map((task) => task.task_id)).toEqual([task_id]);
+  });
+
+  it("accepts status=succeeded (FFHub's CLI) as completed, and ignores a user_id parameter", async () => {
+    const { key } = await createUser();
+    const { task_id } = await (await submit(key)).json<{ task_id: string }>();
+    await submit(key);
+    await env.DB.prepare("UPDATE tasks SET status = 'completed', finished_at = ?, outputs = '[]' WHERE id = ?").bind(new Date().toISOString(), task_id).run();
+    const response = await api("/v1/tasks?status=succeeded&user_id=someone-else", key);
+    expect(response.status).toBe(200);
+    const body = await response.json<{ total: number; tasks: { task_id: string; status: string }[] }>();
+    expect(body.tasks.map((task) => [task.task_id, task.status])).toEqual([[task_id, "completed"]]);
+  });
+
+  it.each(["0x10", "1e1", " 5", "5.0", "-1", "0"])("refuses limit=%j: only decimal integers from 1 to 100", async (limit) => {
+    const { key } = await createUser();
+    await expectProblem(await api(`/v1/tasks?limit=${encodeURIComponent(limit)}`, key), 400, "VALIDATION_FAILED");
+  });
+
+  it("refuses an unknown status", async () => {
+    const { key } = await createUser();
+    await expectProblem(await api("/v1/tasks?status=done", key), 400, "VALIDATION_FAILED");
   });
 
   it("bounds limit to 100", async () => {

@@ -14,7 +14,7 @@ import { deliver, endedTask, hookUrl, message, received, receiverName } from "./
 const quick: Env = { ...env, WEBHOOK_TIMEOUT_SECONDS: "1" };
 
 describe("webhooks queue consumer", () => {
-  it("POSTs the signed event once and acknowledges a 2xx", async () => {
+  it("POSTs the task object itself, signed, once, with the event type in webhook-event, and acknowledges a 2xx", async () => {
     const name = receiverName();
     const { taskId, key, userId } = await endedTask(hookUrl(name, 204), "completed");
     const result = await deliver(message(taskId));
@@ -26,12 +26,12 @@ describe("webhooks queue consumer", () => {
     expect(request!.method).toBe("POST");
     expect(request!.headers["content-type"]).toBe("application/json");
     expect(request!.headers["webhook-id"]).toBe(`msg_${taskId}_completed`);
+    expect(request!.headers["webhook-event"]).toBe("task.completed");
     const [secret] = await signingSecrets(env, userId);
     const event = WebhookEventSchema.parse(new Webhook(secret!).verify(request!.body, request!.headers));
-    expect(event.type).toBe("task.completed");
     const task = await (await api(`/v1/tasks/${taskId}`, key)).json();
-    expect(event.data).toEqual(task);
-    expect(event.timestamp).toBe(event.data.finished_at);
+    expect(JSON.parse(request!.body)).toEqual(task);
+    expect(event.status).toBe("completed");
 
     const deliveries = await listDeliveries(env.DB, taskId);
     expect(deliveries).toEqual([{ attempt: 1, attempted_at: expect.any(String), redelivery: false, status_code: 204, latency_ms: expect.any(Number), success: true, error: null }]);
@@ -41,8 +41,9 @@ describe("webhooks queue consumer", () => {
     const name = receiverName();
     const { taskId } = await endedTask(hookUrl(name), "failed");
     await deliver(message(taskId));
-    const event = WebhookEventSchema.parse(JSON.parse((await received(name))[0]!.body));
-    expect(event).toMatchObject({ type: "task.failed", data: { task_id: taskId, status: "failed", error_code: "FFMPEG_FAILED" } });
+    const [request] = await received(name);
+    expect(request!.headers["webhook-event"]).toBe("task.failed");
+    expect(WebhookEventSchema.parse(JSON.parse(request!.body))).toMatchObject({ task_id: taskId, status: "failed", error_code: "FFMPEG_FAILED" });
   });
 
   it("records a 500 and retries with growing delays, keeping the webhook-id and the body", async () => {

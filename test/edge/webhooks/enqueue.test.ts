@@ -28,7 +28,8 @@ describe("the end of a task", () => {
     const deliveries = await waitForDeliveries(taskId, (list) => list.some((d) => d.success));
     expect(deliveries).toMatchObject([{ attempt: 1, status_code: 200, success: true, redelivery: false }]);
     const [request] = await received(name);
-    expect(WebhookEventSchema.parse(JSON.parse(request!.body))).toMatchObject({ type: "task.failed", data: { task_id: taskId, status: "failed" } });
+    expect(request!.headers["webhook-event"]).toBe("task.failed");
+    expect(WebhookEventSchema.parse(JSON.parse(request!.body))).toMatchObject({ task_id: taskId, status: "failed" });
   });
 
   it("is not held up by a receiver that hangs", async () => {

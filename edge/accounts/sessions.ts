@@ -1,0 +1,60 @@
+import type { Context } from "hono";
+import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import { base64url, hashApiKey, randomHex } from "../../shared/api-keys";
+import { config } from "../lib/config";
+
+export interface Session {
+  hash: string;
+  userId: string;
+  email: string | null;
+  csrfToken: string;
+}
+
+/** `__Secure-` in production: browsers then accept the cookie only over https and with Secure. */
+export function sessionCookieName(env: Env): string {
+  return config(env).production ? "__Secure-ffedge_session" : "ffedge_session";
+}
+
+/** Starts a session for the user and sets its cookie; a new cookie every time (rotation). */
+export async function startSession<E extends { Bindings: Env }>(c: Context<E>, userId: string, now = new Date()): Promise<{ csrfToken: string }> {
+  const secret = base64url(crypto.getRandomValues(new Uint8Array(32)));
+  const csrfToken = randomHex(32);
+  const ttl = config(c.env).sessionTtlSeconds;
+  await c.env.DB.prepare("INSERT INTO sessions (hash, user_id, csrf_token, created_at, expires_at) VALUES (?, ?, ?, ?, ?)")
+    .bind(await hashApiKey(secret), userId, csrfToken, now.toISOString(), new Date(now.getTime() + ttl * 1000).toISOString())
+    .run();
+  setCookie(c, sessionCookieName(c.env), secret, {
+    httpOnly: true,
+    sameSite: "Strict",
+    // Out of reach of /v1, /api, /uploads and /outputs: user content never sees the cookie.
+    path: "/console",
+    secure: config(c.env).production,
+    maxAge: ttl,
+  });
+  return { csrfToken };
+}
+
+/** The session the request's cookie names, if it exists and has not expired. */
+export async function readSession<E extends { Bindings: Env }>(c: Context<E>, now = new Date()): Promise<Session | null> {
+  const secret = getCookie(c, sessionCookieName(c.env));
+  if (!secret || secret.length > 128) return null;
+  const hash = await hashApiKey(secret);
+  const row = await c.env.DB.prepare(
+    "SELECT s.hash, s.user_id, s.csrf_token, u.email FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.hash = ? AND s.expires_at > ?",
+  )
+    .bind(hash, now.toISOString())
+    .first<{ hash: string; user_id: string; csrf_token: string; email: string | null }>();
+  return row ? { hash: row.hash, userId: row.user_id, email: row.email, csrfToken: row.csrf_token } : null;
+}
+
+export function clearSessionCookie<E extends { Bindings: Env }>(c: Context<E>): void {
+  deleteCookie(c, sessionCookieName(c.env), { path: "/console", secure: config(c.env).production, httpOnly: true, sameSite: "Strict" });
+}
+
+export function revokeSession(db: D1Database, hash: string): D1PreparedStatement {
+  return db.prepare("DELETE FROM sessions WHERE hash = ?").bind(hash);
+}
+
+export function revokeAllSessions(db: D1Database, userId: string): D1PreparedStatement {
+  return db.prepare("DELETE FROM sessions WHERE user_id = ?").bind(userId);
+}

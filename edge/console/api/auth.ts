@@ -1,0 +1,157 @@
+import { createRoute } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { CredentialsSchema, ForgotSchema, MessageSchema, ResetSchema, SessionSchema, SigninSchema, TokenSchema } from "../../../shared/schemas/accounts";
+import { AppError } from "../../../shared/errors";
+import { sendMail } from "../../accounts/mail";
+import { consumeMailToken, issueMailToken, pendingPasswordHash } from "../../accounts/mail-tokens";
+import { burnPasswordCheck, hashPassword, verifyPassword } from "../../accounts/passwords";
+import { clearSessionCookie, readSession, revokeAllSessions, revokeSession, startSession } from "../../accounts/sessions";
+import { assertSigninAllowed, clearSigninFailures, recordSigninFailure, signinSubjects } from "../../accounts/signin-limits";
+import { createUser, findUser, findUserByEmail, setPassword } from "../../accounts/users";
+import { clientAddress, requireSession } from "../../lib/auth";
+import { type AppEnv, createApp } from "../../lib/openapi";
+import { json, problems } from "./routes";
+
+/** Sign-up, address verification, sign-in and out, password reset: `/console/api/auth/*` and the session. */
+export const auth = createApp();
+
+const SIGNUP_MESSAGE = "If the address can be registered, a verification link is on its way.";
+const FORGOT_MESSAGE = "If an account uses this address, a reset link is on its way.";
+
+auth.openapi(
+  createRoute({ method: "post", path: "/console/api/auth/signup", hide: true, request: json(CredentialsSchema), responses: { 202: { description: "Accepted", content: { "application/json": { schema: MessageSchema } } }, ...problems } }),
+  async (c) => {
+    const { email, password } = c.req.valid("json");
+    // The answer never depends on whether the address has an account: the work (and its time)
+    // happens after the response.
+    afterResponse(c, signUp(c.env, email, password, new URL(c.req.url).origin));
+    return c.json({ message: SIGNUP_MESSAGE }, 202);
+  },
+);
+
+auth.openapi(
+  createRoute({ method: "post", path: "/console/api/auth/verify", hide: true, request: json(TokenSchema), responses: { 200: { description: "Verified" }, ...problems } }),
+  async (c) => {
+    const token = await consumeMailToken(c.env.DB, c.req.valid("json").token, "verify");
+    if (!token?.passwordHash) throw invalidToken();
+    await c.env.DB.batch([
+      setPassword(c.env.DB, token.userId, token.passwordHash),
+      c.env.DB.prepare("DELETE FROM mail_tokens WHERE user_id = ? AND purpose = 'verify'").bind(token.userId),
+    ]);
+    return c.json({ verified: true }, 200);
+  },
+);
+
+auth.openapi(
+  createRoute({ method: "post", path: "/console/api/auth/signin", hide: true, request: json(SigninSchema), responses: { 200: { description: "Signed in", content: { "application/json": { schema: SessionSchema } } }, ...problems } }),
+  async (c) => {
+    const { email, password } = c.req.valid("json");
+    const subjects = signinSubjects(email, clientAddress(c));
+    await assertSigninAllowed(c.env.DB, subjects);
+    const user = await findUserByEmail(c.env.DB, email);
+    // Before verification the password lives in the sign-up's mail token: a right one is told
+    // EMAIL_NOT_VERIFIED, which only someone who chose that password learns.
+    const stored = user ? (user.password_hash ?? (await pendingPasswordHash(c.env.DB, user.id))) : null;
+    const valid = stored ? await verifyPassword(password, stored) : (await burnPasswordCheck(password), false);
+    if (!user || !valid) {
+      await recordSigninFailure(c.env.DB, subjects);
+      throw new AppError("INVALID_CREDENTIALS", "The email address or the password is wrong.");
+    }
+    if (!user.email_verified_at) throw new AppError("EMAIL_NOT_VERIFIED", "Follow the link in the verification mail before signing in.");
+    // Rotation: whatever session this browser had ends here (no fixation), and expired ones go.
+    const previous = await readSession(c);
+    await c.env.DB.batch([
+      clearSigninFailures(c.env.DB, email),
+      c.env.DB.prepare("DELETE FROM sessions WHERE user_id = ? AND expires_at <= ?").bind(user.id, new Date().toISOString()),
+      ...(previous ? [revokeSession(c.env.DB, previous.hash)] : []),
+    ]);
+    const { csrfToken } = await startSession(c, user.id);
+    c.header("cache-control", "no-store");
+    return c.json({ user_id: user.id, email: user.email, csrf_token: csrfToken }, 200);
+  },
+);
+
+auth.use("/console/api/auth/signout", requireSession);
+auth.openapi(
+  createRoute({ method: "post", path: "/console/api/auth/signout", hide: true, responses: { 204: { description: "Signed out" }, ...problems } }),
+  async (c) => {
+    await revokeSession(c.env.DB, c.get("session")!.hash).run();
+    clearSessionCookie(c);
+    return c.body(null, 204);
+  },
+);
+
+auth.openapi(
+  createRoute({ method: "post", path: "/console/api/auth/forgot", hide: true, request: json(ForgotSchema), responses: { 202: { description: "Accepted", content: { "application/json": { schema: MessageSchema } } }, ...problems } }),
+  async (c) => {
+    afterResponse(c, sendResetLink(c.env, c.req.valid("json").email, new URL(c.req.url).origin));
+    return c.json({ message: FORGOT_MESSAGE }, 202);
+  },
+);
+
+auth.openapi(
+  createRoute({ method: "post", path: "/console/api/auth/reset", hide: true, request: json(ResetSchema), responses: { 200: { description: "Password set" }, ...problems } }),
+  async (c) => {
+    const body = c.req.valid("json");
+    const token = await consumeMailToken(c.env.DB, body.token, "reset");
+    const user = token ? await findUser(c.env.DB, token.userId) : null;
+    if (!user) throw invalidToken();
+    const db = c.env.DB;
+    await db.batch([
+      setPassword(db, user.id, await hashPassword(body.password)),
+      db.prepare("DELETE FROM mail_tokens WHERE user_id = ?").bind(user.id),
+      revokeAllSessions(db, user.id),
+      clearSigninFailures(db, user.email ?? ""),
+    ]);
+    return c.json({ reset: true }, 200);
+  },
+);
+
+auth.use("/console/api/session", requireSession);
+auth.openapi(
+  createRoute({ method: "get", path: "/console/api/session", hide: true, responses: { 200: { description: "The session", content: { "application/json": { schema: SessionSchema } } }, ...problems } }),
+  async (c) => {
+    const session = c.get("session")!;
+    c.header("cache-control", "no-store");
+    return c.json({ user_id: session.userId, email: session.email, csrf_token: session.csrfToken }, 200);
+  },
+);
+
+async function signUp(env: Env, email: string, password: string, origin: string): Promise<void> {
+  const passwordHash = await hashPassword(password);
+  const existing = await findUserByEmail(env.DB, email);
+  if (existing?.email_verified_at) {
+    await sendMail(env, {
+      to: email,
+      subject: "You already have an ffedge account",
+      text: `Someone (perhaps you) tried to sign up to ffedge with this address, which already has an account.\n\nSign in: ${origin}/console/signin\nForgot your password? ${origin}/console/forgot\n\nIf it was not you, you can ignore this mail.\n`,
+    });
+    return;
+  }
+  // An unverified account (a sign-up not yet confirmed, or a user the key CLI created) gets a
+  // new link; the password chosen here applies only when this link is followed.
+  const user = existing ?? (await createUser(env.DB, email));
+  const token = await issueMailToken(env.DB, user.id, "verify", passwordHash);
+  await sendMail(env, {
+    to: email,
+    subject: "Confirm your ffedge account",
+    text: `Welcome to ffedge. Confirm your address to finish signing up (the link works once, for 24 hours):\n\n${origin}/console/verify?token=${token}\n\nIf you did not sign up, ignore this mail: nothing happens without the link.\n`,
+  });
+}
+
+async function sendResetLink(env: Env, email: string, origin: string): Promise<void> {
+  const user = await findUserByEmail(env.DB, email);
+  if (!user) return;
+  const token = await issueMailToken(env.DB, user.id, "reset");
+  await sendMail(env, {
+    to: email,
+    subject: "Reset your ffedge password",
+    text: `Choose a new ffedge password here (the link works once, for 1 hour):\n\n${origin}/console/reset?token=${token}\n\nIf you did not ask for this, ignore this mail: your password stays as it is.\n`,
+  });
+}
+
+function afterResponse(c: Context<AppEnv>, work: Promise<void>): void {
+  c.executionCtx.waitUntil(work.catch((error) => console.error(JSON.stringify({ msg: "account mail failed", path: c.req.path, error: String(error) }))));
+}
+
+const invalidToken = () => new AppError("INVALID_TOKEN", "This link is invalid, was already used or has expired; ask for a new one.");
