@@ -5,19 +5,20 @@
  *    values are kept).
  * 2. The local D1 is migrated and a development user `dev` gets a key, kept in
  *    `.wrangler/dev-api-key` so later starts print the same key.
- * 3. `wrangler dev` (port 8787) and the transcoder (port 8788) run with prefixed logs; Ctrl-C or
- *    SIGTERM stops both process groups, so no workerd or ffmpeg outlives this script.
+ * 3. `wrangler dev` (port 8787) and the transcoder (port 8788) run with prefixed logs, each
+ *    supervised: one that exits or stops answering (a killed workerd leaves wrangler running)
+ *    is started again, and the log says so. Ctrl-C or SIGTERM stops both process groups, so no
+ *    workerd or ffmpeg outlives this script.
  * 4. Once the edge answers, the key and ready-to-paste curl commands are printed.
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
-import { createInterface } from "node:readline";
 import { pathToFileURL } from "node:url";
 import { hashApiKey, isWellFormedApiKey } from "../shared/api-keys";
 import { ROOT, applyLocalMigrations, createKey, execute } from "./keys";
+import { Supervisor } from "./lib/supervisor";
 
 const EDGE_PORT = 8787;
 const TRANSCODER_PORT = 8788;
@@ -25,8 +26,9 @@ const EDGE_URL = `http://localhost:${EDGE_PORT}`;
 const DEV_USER = "dev";
 const SECRETS = ["SIGNING_SECRET", "TRANSCODER_SECRET"] as const;
 const READY_TIMEOUT_MS = 120_000;
-/** How long a child may take to stop after SIGTERM before its whole group is killed. */
-const STOP_GRACE_MS = 10_000;
+const HEALTH_TIMEOUT_MS = 5_000;
+/** A service is restarted after 20 s without an answer: long enough for a busy machine. */
+const SUPERVISION = { checkEveryMs: 5_000, maxFailedChecks: 4 };
 
 /**
  * Makes sure `path` (dotenv format) defines every secret, adding a random value for each one
@@ -73,37 +75,15 @@ async function isActiveKey(key: string, persistTo?: string): Promise<boolean> {
   return (rows ?? []).length > 0;
 }
 
-/** Starts a command in its own process group (so it can be stopped whole), logs prefixed. */
-function startService(label: string, command: string, args: string[], env: NodeJS.ProcessEnv): ChildProcess {
-  const child = spawn(command, args, { cwd: ROOT, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
-  for (const stream of [child.stdout, child.stderr]) {
-    if (stream) createInterface({ input: stream }).on("line", (line) => process.stdout.write(`[${label}] ${line}\n`));
-  }
-  return child;
-}
-
-function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
-  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+/** True when `url` answers at all below 500 within a few seconds. */
+async function answers(url: string): Promise<boolean> {
   try {
-    process.kill(-child.pid, signal);
+    const response = await fetch(url, { signal: AbortSignal.timeout(HEALTH_TIMEOUT_MS) });
+    await response.body?.cancel();
+    return response.status < 500;
   } catch {
-    // The group is already gone.
+    return false;
   }
-}
-
-/** SIGTERM to the child's group, SIGKILL to it if it is still there after the grace period. */
-function stopService(child: ChildProcess): Promise<void> {
-  return new Promise((resolvePromise) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolvePromise();
-    const escalate = setTimeout(() => signalGroup(child, "SIGKILL"), STOP_GRACE_MS);
-    child.once("exit", () => {
-      clearTimeout(escalate);
-      // Grandchildren (workerd under wrangler) share the group: make sure none is left.
-      signalGroup(child, "SIGKILL");
-      resolvePromise();
-    });
-    signalGroup(child, "SIGTERM");
-  });
 }
 
 /** Polls `GET /v1/me` with the key until the edge answers 200 or `stopped` is set. */
@@ -151,35 +131,43 @@ export async function main(): Promise<void> {
   const key = await ensureDevKey(join(ROOT, ".wrangler", "dev-api-key"));
 
   const quietWrangler = { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" };
-  const services: ChildProcess[] = [
+  const services = [
     // The edge may fetch its own CDN URLs (URL uploads, task inputs) on 127.0.0.1 in development.
-    startService("edge", join(ROOT, "node_modules/.bin/wrangler"), ["dev", "--port", String(EDGE_PORT), "--ip", "127.0.0.1", "--show-interactive-dev-session=false", "--var", "DEV_FETCH_ALLOW_HOSTS:127.0.0.1,localhost"], quietWrangler),
+    new Supervisor({
+      label: "edge",
+      command: join(ROOT, "node_modules/.bin/wrangler"),
+      args: ["dev", "--port", String(EDGE_PORT), "--ip", "127.0.0.1", "--show-interactive-dev-session=false", "--var", "DEV_FETCH_ALLOW_HOSTS:127.0.0.1,localhost"],
+      env: quietWrangler,
+      cwd: ROOT,
+      healthy: () => answers(`http://127.0.0.1:${EDGE_PORT}/openapi.json`),
+    }, SUPERVISION),
+    new Supervisor({
+      label: "transcoder",
+      command: process.execPath,
+      args: ["--import", "tsx", "transcoder/server.ts"],
+      env: {
+        ...process.env,
+        PORT: String(TRANSCODER_PORT),
+        TRANSCODER_SECRET: vars.TRANSCODER_SECRET,
+        DEV_FETCH_ALLOW_HOSTS: "127.0.0.1,localhost",
+        // Ctrl-C should not wait two minutes for a running job in development.
+        SHUTDOWN_GRACE_SECONDS: "5",
+      },
+      cwd: ROOT,
+      healthy: () => answers(`http://127.0.0.1:${TRANSCODER_PORT}/health`),
+    }, SUPERVISION),
   ];
-  services.push(startService("transcoder", process.execPath, ["--import", "tsx", "transcoder/server.ts"], {
-    ...process.env,
-    PORT: String(TRANSCODER_PORT),
-    TRANSCODER_SECRET: vars.TRANSCODER_SECRET,
-    DEV_FETCH_ALLOW_HOSTS: "127.0.0.1,localhost",
-    // Ctrl-C should not wait two minutes for a running job in development.
-    SHUTDOWN_GRACE_SECONDS: "5",
-  }));
+  for (const service of services) service.start();
 
   let stopping = false;
   const stopAll = async (exitCode: number) => {
     if (stopping) return;
     stopping = true;
-    await Promise.all(services.map(stopService));
+    await Promise.all(services.map((service) => service.stop()));
     process.exit(exitCode);
   };
   process.on("SIGINT", () => void stopAll(0));
   process.on("SIGTERM", () => void stopAll(0));
-  for (const [index, child] of services.entries()) {
-    child.once("exit", (code, signal) => {
-      if (stopping) return;
-      process.stderr.write(`[start] ${index === 0 ? "edge" : "transcoder"} exited (${signal ?? code}); stopping the rest.\n`);
-      void stopAll(1);
-    });
-  }
 
   if (await waitForEdge(key, () => stopping)) process.stdout.write(banner(key));
   else if (!stopping) {
