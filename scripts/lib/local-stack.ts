@@ -34,7 +34,9 @@ export class Stack {
   private constructor(
     readonly edgeUrl: string,
     readonly transcoders: Transcoder[],
-    private readonly worker: Awaited<ReturnType<typeof unstable_startWorker>>,
+    private worker: Awaited<ReturnType<typeof unstable_startWorker>>,
+    private readonly workerOptions: Parameters<typeof unstable_startWorker>[0],
+    private readonly transcoderEnv: Record<string, string>,
     private readonly persist: string,
     private readonly config: string,
   ) {}
@@ -57,15 +59,16 @@ export class Stack {
       ...(options.rateLimit ? { RATE_LIMIT_REQUESTS: String(options.rateLimit.requests), RATE_LIMIT_PERIOD_SECONDS: String(options.rateLimit.periodSeconds) } : {}),
       ...options.edgeVars,
     };
-    const worker = await unstable_startWorker({
+    const workerOptions: Parameters<typeof unstable_startWorker>[0] = {
       config,
       // Wrangler loses the config's nodejs_compat when bindings are overridden here; say it again.
       build: { nodejsCompatMode: "v2" },
       bindings: Object.fromEntries(Object.entries(vars).map(([name, value]) => [name, { type: "plain_text" as const, value }])),
       dev: { persist, server: { hostname: "127.0.0.1", port: edgePort }, inspector: false, logLevel: "warn", watch: false, enableContainers: false },
-    });
+    };
+    const worker = await unstable_startWorker(workerOptions);
     await worker.ready;
-    return new Stack(edgeUrl, transcoders, worker, persist, config);
+    return new Stack(edgeUrl, transcoders, worker, workerOptions, options.transcoderEnv ?? {}, persist, config);
   }
 
   /** A user with a key, created through the same statements as the key CLI. */
@@ -79,6 +82,34 @@ export class Stack {
 
   fetch(path: string, init?: RequestInit): Promise<Response> {
     return fetch(`${this.edgeUrl}${path}`, init);
+  }
+
+  /** Stops workerd and starts it again on the same port and storage, as a crashed and restarted edge would. */
+  async restartEdge(): Promise<void> {
+    await this.worker.dispose();
+    this.worker = await unstable_startWorker(this.workerOptions);
+    await this.worker.ready;
+  }
+
+  /** SIGKILLs transcoder `index` and every process it started (its ffmpeg), as a crash would. */
+  async killTranscoder(index = 0): Promise<void> {
+    const transcoder = this.transcoders[index]!;
+    const pids = await descendants(transcoder.process.pid!);
+    transcoder.process.kill("SIGKILL");
+    for (const pid of pids) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // Already gone.
+      }
+    }
+    if (transcoder.process.exitCode === null && transcoder.process.signalCode === null) await new Promise((resolve) => transcoder.process.once("exit", resolve));
+  }
+
+  /** Starts transcoder `index` again on its old port (after `killTranscoder`). */
+  async restartTranscoder(index = 0): Promise<void> {
+    const old = this.transcoders[index]!;
+    this.transcoders[index] = await startTranscoder(this.edgeUrl, this.transcoderEnv, Number(new URL(old.url).port));
   }
 
   async stop(): Promise<void> {
@@ -108,8 +139,27 @@ function literal(value: string | null): string {
   return value === null ? "NULL" : `'${value.replaceAll("'", "''")}'`;
 }
 
-export async function startTranscoder(edgeUrl: string, env: Record<string, string> = {}): Promise<Transcoder> {
-  const port = await freePort();
+/** Every process below `pid`, children first found by `ps`. */
+async function descendants(pid: number): Promise<number[]> {
+  const { stdout } = await run("ps", ["-e", "-o", "pid=,ppid="]);
+  const children = new Map<number, number[]>();
+  for (const line of stdout.trim().split("\n")) {
+    const [child, parent] = line.trim().split(/\s+/).map(Number) as [number, number];
+    children.set(parent, [...(children.get(parent) ?? []), child]);
+  }
+  const found: number[] = [];
+  const visit = (parent: number) => {
+    for (const child of children.get(parent) ?? []) {
+      found.push(child);
+      visit(child);
+    }
+  };
+  visit(pid);
+  return found;
+}
+
+export async function startTranscoder(edgeUrl: string, env: Record<string, string> = {}, port?: number): Promise<Transcoder> {
+  port ??= await freePort();
   const child = spawn(process.execPath, ["--import", "tsx", "transcoder/server.ts"], {
     env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: String(port), HOST: "127.0.0.1", TRANSCODER_SECRET, DEV_FETCH_ALLOW_HOSTS: "127.0.0.1", EDGE_URL: edgeUrl, ...env },
     stdio: ["ignore", "pipe", "pipe"],
