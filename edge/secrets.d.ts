@@ -17,6 +17,8 @@ interface FfedgeSecrets {
   R2_ACCESS_KEY_ID?: string;
   R2_SECRET_ACCESS_KEY?: string;
   R2_BUCKET_NAME?: string;
+  /** Seconds a URL upload may wait on its origin for the next bytes (default 30); tests set it low. */
+  URL_UPLOAD_IDLE_TIMEOUT_SECONDS?: string;
   /** Production: the id of the D1 database bound as DB, which the Worker cannot read from its binding (checked by edge/lib/config.ts). */
   D1_DATABASE_ID?: string;
   /** The S3 API endpoint, when not `https://<R2_ACCOUNT_ID>.r2.cloudflarestorage.com` (a jurisdiction endpoint; a local S3 server in tests). */

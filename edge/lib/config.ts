@@ -18,6 +18,8 @@ export function config(env: Env) {
     /** Delay before each webhook retry; the last one repeats until 24 h have passed since the first attempt. */
     webhookRetryScheduleSeconds: positiveIntList(env.WEBHOOK_RETRY_SCHEDULE_SECONDS, [5, 30, 120, 600, 1800, 3600, 7200, 14_400, 28_800]),
     maxRunningTasksPerUser: positiveInt(env.MAX_RUNNING_TASKS_PER_USER, 5),
+    /** A URL upload whose origin sends nothing for this long fails UPLOAD_SOURCE_STALLED (504), however large the file. */
+    urlUploadIdleTimeoutSeconds: positiveInt(env.URL_UPLOAD_IDLE_TIMEOUT_SECONDS, 30),
     /** Processing seconds a user may use per UTC day: GET /v1/me's remaining_credits. */
     dailyTaskSeconds: positiveInt(env.DAILY_TASK_SECONDS, 36_000),
     /** GET /v1/tasks/{task_id} answers without a key (FFHub's clients poll it so); "false" turns that off. */

@@ -84,11 +84,12 @@ uploads.openapi(
   createRoute({
     method: "post", path: "/api/upload/url", tags: ["Storage"], summary: "Store a file downloaded from a public http(s) URL", security: bearerSecurity,
     request: { body: { required: true, content: { "application/json": { schema: UrlUploadSchema } } } },
-    responses: { ...recordResponse, 502: { description: "The remote server failed or answered non-2xx" }, 504: { description: "The remote server timed out" } },
+    responses: { ...recordResponse, 502: { description: "The remote server failed or answered non-2xx" }, 504: { description: "The remote server sent no headers, or no bytes, for 30 s (URL_TIMEOUT, UPLOAD_SOURCE_STALLED), or took more than 15 minutes in all" } },
   }),
   async (c) => {
     const { url } = c.req.valid("json");
-    const { response, url: finalUrl } = await guardedFetch(c.env, url, { timeoutMs: REMOTE_DOWNLOAD_TIMEOUT_MS });
+    const idleTimeoutMs = config(c.env).urlUploadIdleTimeoutSeconds * 1000;
+    const { response, url: finalUrl } = await guardedFetch(c.env, url, { timeoutMs: REMOTE_DOWNLOAD_TIMEOUT_MS, idleTimeoutMs });
     if (!response.ok || !response.body) {
       await response.body?.cancel();
       throw new AppError("URL_REMOTE_STATUS", `${finalUrl.host} answered ${response.status}; only a 2xx answer can be stored.`, { remote_status: response.status });
@@ -160,7 +161,7 @@ signedUploads.put("/api/upload/signed/:token", async (c) => {
 
 /**
  * A remote whose body breaks off or outlives the download deadline is at fault (502/504),
- * not the client (400).
+ * not the client (400). (A stalled body already fails as UPLOAD_SOURCE_STALLED.)
  */
 function remoteFailure(error: unknown, host: string): AppError {
   if (error instanceof Error && error.name === "TimeoutError") {

@@ -68,6 +68,18 @@ async function route(request: IncomingMessage, response: ServerResponse): Promis
       return;
     case "hang":
       return;
+    case "trickle": {
+      // `size` KiB of the pattern file, 1 KiB every ?every= ms; with ?stop=<k>, nothing more after k KiB (the socket stays open).
+      const every = Number(url.searchParams.get("every") ?? 100);
+      const stop = Number(url.searchParams.get("stop") ?? Infinity);
+      response.writeHead(200, { "content-type": "video/mp4", "content-length": String(size * 1024) });
+      for (let sent = 0; sent < Math.min(size, stop) && !response.destroyed; sent++) {
+        response.write(patternBytes(sent * 1024, 1024));
+        await new Promise((resolve) => setTimeout(resolve, every));
+      }
+      if (stop >= size) response.end();
+      return;
+    }
     case "hook": {
       // A webhook receiver: keeps every request under `arg`, answers ?status= (a 3xx points at ?location=).
       const chunks: Buffer[] = [];

@@ -35,6 +35,7 @@ export const HTML_PAGE = "<!doctype html><html><body><script>alert(document.cook
  * - `/redirect?to=<url>`: 302 to `url`.
  * - `/hang`: accepts the request and never answers.
  * - `/stall`: sends headers and 1 KiB of body, then nothing more.
+ * - `/trickle/<kib>?every=<ms>&stop=<k>`: `kib` KiB, one KiB every `ms`; with `stop`, nothing after `k` KiB.
  */
 export const originPaths = {
   file: (size: number) => `/file/${size}`,
@@ -45,6 +46,7 @@ export const originPaths = {
   typed: (type: string, base64: string) => `/typed?type=${encodeURIComponent(type)}&body=${encodeURIComponent(base64)}`,
   redirect: (to: string) => `/redirect?to=${encodeURIComponent(to)}`,
   hang: () => "/hang",
+  trickle: (kib: number, everyMs: number, stopAfter?: number) => `/trickle/${kib}?every=${everyMs}${stopAfter === undefined ? "" : `&stop=${stopAfter}`}`,
   stall: () => "/stall",
   /** A webhook receiver recording under `name`; `status` is its answer, `location` that of a 3xx. */
   hook: (name: string, status = 200, location?: string) => `/hook/${name}?status=${status}${location ? `&location=${encodeURIComponent(location)}` : ""}`,

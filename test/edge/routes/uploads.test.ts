@@ -1,5 +1,6 @@
-import { env } from "cloudflare:test";
+import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import worker from "../../../edge/index";
 import { api, createUser, fakeMp4, md5Hex, multipart, pathOf, postJson, uploadFile } from "../helpers";
 import { expectProblem, md5OfStream, originUrl, storedFor, streamedMultipart } from "../files/fixtures";
 import { HTML_PAGE, originPaths, patternBytes } from "../files/origin";
@@ -229,6 +230,46 @@ describe("POST /api/upload/base64", () => {
     await expectProblem(response, 413, "PAYLOAD_TOO_LARGE");
     await declared.close();
     await expectNothingStored(userId);
+  });
+});
+
+/** POST /api/upload/url through the whole Worker with a one-second idle timeout. */
+async function urlUploadWithIdleTimeout(apiKey: string, url: string): Promise<Response> {
+  const ctx = createExecutionContext();
+  const response = await worker.fetch(new Request("http://localhost:8787/api/upload/url", {
+    method: "POST", headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" }, body: JSON.stringify({ url }),
+  }), { ...env, URL_UPLOAD_IDLE_TIMEOUT_SECONDS: "1" }, ctx);
+  await waitOnExecutionContext(ctx);
+  return response;
+}
+
+describe("POST /api/upload/url from a slow origin", () => {
+  it("answers 504 UPLOAD_SOURCE_STALLED when the origin stops sending mid-body, storing nothing", async () => {
+    const { key, userId } = await createUser();
+    const body = await expectProblem(await urlUploadWithIdleTimeout(key, originUrl(originPaths.stall())), 504, "UPLOAD_SOURCE_STALLED");
+    expect(body.detail).toMatch(/sent nothing for 1 s/);
+    await expectNothingStored(userId);
+  });
+
+  it("answers 504 UPLOAD_SOURCE_STALLED when a trickling origin falls silent, storing nothing", async () => {
+    const { key, userId } = await createUser();
+    await expectProblem(await urlUploadWithIdleTimeout(key, originUrl(originPaths.trickle(100, 50, 5))), 504, "UPLOAD_SOURCE_STALLED");
+    await expectNothingStored(userId);
+  });
+
+  it("answers 504 URL_TIMEOUT when the origin never sends headers", async () => {
+    const { key, userId } = await createUser();
+    await expectProblem(await urlUploadWithIdleTimeout(key, originUrl(originPaths.hang())), 504, "URL_TIMEOUT");
+    await expectNothingStored(userId);
+  });
+
+  it("stores a slow but steady download that takes longer in all than the idle timeout", async () => {
+    const { key } = await createUser();
+    // 16 KiB, one KiB every 150 ms: about 2.4 s in all, never 1 s without bytes.
+    const response = await urlUploadWithIdleTimeout(key, originUrl(originPaths.trickle(16, 150)));
+    expect(response.status, await response.clone().text()).toBe(201);
+    const record = await response.json<UploadRecord>();
+    expect(record).toMatchObject({ size: 16 * 1024, md5: await md5Hex(patternBytes(0, 16 * 1024)) });
   });
 });
 
