@@ -81,10 +81,13 @@ describe("transcoder/server.ts", () => {
       server.child.kill("SIGKILL");
       await server.exited;
       await waitUntil(async () => !(await processRunning(ffmpegPid)), 2_000);
-      expect(await readdir(workRoot)).toHaveLength(1);
+      // Job folders only: each server also keeps its job-root skeleton there (".root@…").
+      const jobFolders = async () => (await readdir(workRoot)).filter((entry) => !entry.startsWith("."));
+      expect(await jobFolders()).toHaveLength(1);
 
       const restarted = await serverWithSlowJob();
-      expect(await readdir(workRoot)).toHaveLength(1);
+      expect(await jobFolders()).toHaveLength(1);
+      expect((await readdir(workRoot)).filter((entry) => entry.startsWith(".root@"))).toHaveLength(1);
       const again = await fetch(`${restarted.base}/jobs`, { method: "POST", headers: { authorization: `Bearer ${SECRET}`, "content-type": "application/json" }, body: JSON.stringify(jobFor(edge, slowCommand(media.url("/long.mp4")), { task_id: taskId })) });
       expect(again.status).toBe(202);
       restarted.server.child.kill("SIGKILL");

@@ -1,6 +1,6 @@
 import os from "node:os";
 import type { TranscoderConfig } from "../config";
-import { type ResourceLimits, type Sandbox, detectSandbox, findProgram } from "../sandbox/isolation";
+import { type JobContext, type ResourceLimits, type Sandbox, detectSandbox, findProgram } from "../sandbox/isolation";
 import { type IsolatedProcess, runIsolated } from "../sandbox/process";
 
 export interface ProbeOutcome {
@@ -11,7 +11,8 @@ export interface ProbeOutcome {
 }
 
 export interface FfmpegRunOptions {
-  cwd: string;
+  /** The job whose folder ffmpeg works in; paths in the argv are as `Sandbox.seenPath` gives them. */
+  job: JobContext;
   signal: AbortSignal;
   /** Sets the CPU-time cap: a job may keep every core busy for its whole wall-clock limit. */
   timeoutSeconds: number;
@@ -50,7 +51,7 @@ export class FfmpegService {
     const ffprobe = await findProgram(config.ffprobePath);
     if (!ffprobe) throw new Error(`ffprobe was not found at '${config.ffprobePath}' (set FFPROBE_PATH).`);
     const version = await readVersion(ffmpeg);
-    const sandbox = await detectSandbox(config.sandbox, ffmpeg);
+    const sandbox = await detectSandbox(config.sandbox, ffmpeg, config.workRoot);
     return new FfmpegService(ffmpeg, ffprobe, version, sandbox, config);
   }
 
@@ -59,7 +60,7 @@ export class FfmpegService {
    * The format is always judged from the file's bytes (never a user's `-f`). `formatOnly` asks
    * for the demuxer name alone and reads no more than the header.
    */
-  async probe(file: string, options: { cwd: string; signal: AbortSignal; whitelist: string; formatOnly?: boolean }): Promise<ProbeOutcome> {
+  async probe(file: string, options: { job: JobContext; signal: AbortSignal; whitelist: string; formatOnly?: boolean }): Promise<ProbeOutcome> {
     const args = ["-v", "error", "-of", "json", "-protocol_whitelist", "file", "-format_whitelist", options.whitelist];
     if (options.formatOnly) args.push("-show_entries", "format=format_name", "-probesize", String(HEADER_PROBE_BYTES), "-analyzeduration", "0");
     else args.push("-show_format", "-show_streams");
@@ -71,8 +72,8 @@ export class FfmpegService {
       processes: MAX_PROCESSES,
       openFiles: MAX_OPEN_FILES,
     };
-    const run = runIsolated(this.sandbox.wrap(this.ffprobePath, args, limits), {
-      cwd: options.cwd,
+    const run = runIsolated(this.sandbox.wrap(this.ffprobePath, args, limits, options.job), {
+      cwd: this.sandbox.spawnCwd(options.job),
       signal: options.signal,
       maxStdoutBytes: PROBE_STDOUT_BYTES,
       maxStderrBytes: 16 * 1024,
@@ -92,7 +93,7 @@ export class FfmpegService {
       processes: MAX_PROCESSES,
       openFiles: MAX_OPEN_FILES,
     };
-    return runIsolated(this.sandbox.wrap(this.ffmpegPath, argv, limits), { cwd: options.cwd, signal: options.signal, onStdout: options.onStdout, onStderr: options.onStderr });
+    return runIsolated(this.sandbox.wrap(this.ffmpegPath, argv, limits, options.job), { cwd: this.sandbox.spawnCwd(options.job), signal: options.signal, onStdout: options.onStdout, onStderr: options.onStderr });
   }
 }
 

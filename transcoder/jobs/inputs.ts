@@ -3,6 +3,7 @@ import type { ParsedCommand } from "../../shared/ffmpeg/index";
 import type { TranscoderConfig } from "../config";
 import { FORMAT_WHITELIST, isAllowedFormat, parseFormatName } from "../ffmpeg/probe";
 import type { FfmpegService } from "../ffmpeg/service";
+import type { JobContext } from "../sandbox/isolation";
 import { describe, downloadToFile } from "../lib/guarded-fetch";
 import { JobFailure } from "./failure";
 import { type Workspace, inputPath } from "./workspace";
@@ -54,12 +55,12 @@ export function inputsToScreen(parsed: ParsedCommand, argv: readonly string[], i
 /**
  * Judges each of `indexes` by its bytes, as a filter re-opening it would: ffprobe detects the
  * format (never with the user's `-f`), restricted to the demuxer allow-list, reading only the
- * header. An input whose bytes are a playlist, a script or anything else off the list is refused.
+ * header. `inputPaths` are as ffmpeg sees them. An input whose bytes are a playlist, a script or anything else off the list is refused.
  */
 export async function screenInputs(
   indexes: readonly number[],
   parsed: ParsedCommand,
-  workspace: Workspace,
+  job: JobContext,
   inputPaths: readonly string[],
   ffmpeg: FfmpegService,
   signal: AbortSignal,
@@ -67,7 +68,7 @@ export async function screenInputs(
   await Promise.all(
     indexes.map(async (index) => {
       const label = `Input ${index + 1} (${describe(parsed.inputs[index]!.url)})`;
-      const outcome = await ffmpeg.probe(inputPaths[index]!, { cwd: workspace.root, signal, whitelist: FORMAT_WHITELIST, formatOnly: true });
+      const outcome = await ffmpeg.probe(inputPaths[index]!, { job, signal, whitelist: FORMAT_WHITELIST, formatOnly: true });
       signal.throwIfAborted();
       const format = outcome.json === undefined ? undefined : parseFormatName(outcome.json);
       if (format === undefined || !isAllowedFormat(format)) {

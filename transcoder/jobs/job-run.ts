@@ -10,6 +10,7 @@ import type { FfmpegService } from "../ffmpeg/service";
 import { type FileFacts, StreamInfoParser } from "../ffmpeg/stream-info";
 import type { Semaphore } from "../lib/semaphore";
 import { backoff, retry } from "../lib/retry";
+import type { JobContext, User } from "../sandbox/isolation";
 import type { RunResult } from "../sandbox/process";
 import { CallbackError, EdgeClient } from "./edge-client";
 import { JobFailure } from "./failure";
@@ -18,6 +19,14 @@ import { downloadInputs, inputsToScreen, screenInputs } from "./inputs";
 import { type OutputFile, checkExpected, collectOutputs, contentTypeOf, declaredOutputs, inCommandOrder, onlyDeclared, watchOutputs } from "./outputs";
 import { EventReporter, type TerminalReport } from "./reporter";
 import { type Workspace, createWorkspace, removeWorkspace } from "./workspace";
+
+/** A job's folder on this host and as ffmpeg sees it, with the inputs' paths as ffmpeg sees them. */
+interface JobFiles {
+  host: Workspace;
+  seen: Workspace;
+  inputs: string[];
+  context: JobContext;
+}
 
 export interface JobDeps {
   config: TranscoderConfig;
@@ -110,26 +119,40 @@ export class JobRun {
   private async execute(timeoutSeconds: number): Promise<TerminalReport> {
     const parsed = this.checkedCommand();
     const { config, ffmpeg } = this.deps;
-    const workspace = await createWorkspace(config.workRoot, this.job.task_id, ffmpeg.sandbox.runAs);
+    const user = ffmpeg.sandbox.acquireUser();
+    const workspace = await createWorkspace(config.workRoot, this.job.task_id, user).catch((error: unknown) => {
+      ffmpeg.sandbox.releaseUser(user);
+      throw error;
+    });
     try {
-      const inputPaths = await downloadInputs(parsed, workspace, config, this.signal);
-      const argv = buildArgv(withInputGuards(parsed, config.maxInputPixels), { inputPaths, outputDir: workspace.outDir });
-      await screenInputs(inputsToScreen(parsed, argv, inputPaths), parsed, workspace, inputPaths, ffmpeg, this.signal);
-      await this.transcode(parsed, argv, workspace, inputPaths, timeoutSeconds);
+      const hostInputs = await downloadInputs(parsed, workspace, config, this.signal);
+      const files = this.filesFor(workspace, hostInputs, user);
+      const argv = buildArgv(withInputGuards(parsed, config.maxInputPixels), { inputPaths: files.inputs, outputDir: files.seen.outDir });
+      await screenInputs(inputsToScreen(parsed, argv, files.inputs), parsed, files.context, files.inputs, ffmpeg, this.signal);
+      await this.transcode(parsed, argv, files, timeoutSeconds);
       const declared = declaredOutputs(parsed);
-      const files = inCommandOrder(declared.names, onlyDeclared(declared, await collectOutputs(workspace.outDir, this.outputLimits)));
-      checkExpected(declared.names, files);
-      await this.upload(files);
+      const outputFiles = inCommandOrder(declared.names, onlyDeclared(declared, await collectOutputs(workspace.outDir, this.outputLimits)));
+      checkExpected(declared.names, outputFiles);
+      await this.upload(outputFiles);
       const outputs = [];
-      for (const file of files) {
-        const metadata = this.job.with_metadata ? await this.metadataOf(file, workspace) : undefined;
+      for (const file of outputFiles) {
+        const metadata = this.job.with_metadata ? await this.metadataOf(file, files) : undefined;
         outputs.push({ filename: file.filename, size: file.size, ...(metadata ? { metadata } : {}) });
       }
       this.signal.throwIfAborted();
       return { type: "completed", outputs };
     } finally {
       await removeWorkspace(workspace);
+      ffmpeg.sandbox.releaseUser(user);
     }
+  }
+
+  /** The job's folder on this host and as ffmpeg sees it (inside its job root, when it has one). */
+  private filesFor(host: Workspace, hostInputs: readonly string[], user: User | undefined): JobFiles {
+    const { sandbox } = this.deps.ffmpeg;
+    const job = { dir: host.root };
+    const seen = { root: sandbox.seenPath(job, host.root), inDir: sandbox.seenPath(job, host.inDir), outDir: sandbox.seenPath(job, host.outDir) };
+    return { host, seen, inputs: hostInputs.map((file) => sandbox.seenPath(job, file)), context: { dir: host.root, cwd: seen.outDir, user } };
   }
 
   private checkedCommand(): ParsedCommand {
@@ -146,7 +169,7 @@ export class JobRun {
     return { maxFiles: this.deps.config.maxOutputFiles, maxBytes: this.deps.config.maxOutputBytes };
   }
 
-  private async transcode(parsed: ParsedCommand, argv: string[], workspace: Workspace, inputPaths: string[], timeoutSeconds: number): Promise<void> {
+  private async transcode(parsed: ParsedCommand, argv: string[], files: JobFiles, timeoutSeconds: number): Promise<void> {
     const { config } = this.deps;
     const guard = new RuntimeGuard({
       stallMs: config.stallSeconds * 1000,
@@ -177,12 +200,12 @@ export class JobRun {
       });
     });
     const releaseSlot = await this.deps.ffmpegSlots?.acquire(this.signal);
-    const stopWatching = watchOutputs(workspace.outDir, this.outputLimits, (failure) => this.cancel(failure));
+    const stopWatching = watchOutputs(files.host.outDir, this.outputLimits, (failure) => this.cancel(failure));
     let result: RunResult;
     try {
       guard.start();
       const ffmpeg = this.deps.ffmpeg.run(argv, {
-        cwd: workspace.outDir,
+        job: files.context,
         signal: this.signal,
         timeoutSeconds,
         onStdout: (chunk) => progress.push(chunk),
@@ -190,7 +213,7 @@ export class JobRun {
       });
       this.ffmpegPid = ffmpeg.pid;
       result = await ffmpeg.result;
-      this.ffmpegLog = withoutLocalPaths(result.stderr, workspace, inputPaths);
+      this.ffmpegLog = withoutLocalPaths(result.stderr, files);
     } finally {
       guard.stop();
       stopWatching();
@@ -200,7 +223,7 @@ export class JobRun {
     this.signal.throwIfAborted();
     if (result.signal === "SIGXFSZ") throw new JobFailure("OUTPUT_LIMIT_EXCEEDED", `An output grew past the limit of ${config.maxOutputBytes} bytes.`);
     if (result.signal === "SIGXCPU") throw new JobFailure("TIMEOUT", "ffmpeg used up its CPU-time limit and was stopped.");
-    if (result.code !== 0) throw unreadableInput(result, streams.inputs, parsed, inputPaths) ?? new JobFailure("FFMPEG_FAILED", ffmpegFailure(result, workspace, inputPaths));
+    if (result.code !== 0) throw unreadableInput(result, streams.inputs, parsed, files.inputs) ?? new JobFailure("FFMPEG_FAILED", ffmpegFailure(result, files));
   }
 
   private async upload(files: readonly OutputFile[]): Promise<void> {
@@ -228,8 +251,9 @@ export class JobRun {
   }
 
   /** ffprobe's description of one output, with our local path replaced by the output's name. */
-  private async metadataOf(file: OutputFile, workspace: Workspace): Promise<Record<string, unknown> | undefined> {
-    const outcome = await this.deps.ffmpeg.probe(file.path, { cwd: workspace.root, signal: this.signal, whitelist: OUTPUT_FORMAT_WHITELIST });
+  private async metadataOf(file: OutputFile, files: JobFiles): Promise<Record<string, unknown> | undefined> {
+    const seenPath = this.deps.ffmpeg.sandbox.seenPath(files.context, file.path);
+    const outcome = await this.deps.ffmpeg.probe(seenPath, { job: files.context, signal: this.signal, whitelist: OUTPUT_FORMAT_WHITELIST });
     if (outcome.json === undefined) return undefined;
     try {
       const described = JSON.parse(outcome.json) as { format?: Record<string, unknown>; streams?: unknown[] };
@@ -289,8 +313,8 @@ function unreadableInput(result: RunResult, described: readonly (FileFacts | und
  * A one-line reason (ffmpeg's last line is usually the error itself) and the end of its stderr,
  * with our local paths replaced: inputs by "input N", outputs by their own names.
  */
-function ffmpegFailure(result: RunResult, workspace: Workspace, inputPaths: readonly string[]): string {
-  const stderr = withoutLocalPaths(result.stderr, workspace, inputPaths);
+function ffmpegFailure(result: RunResult, files: JobFiles): string {
+  const stderr = withoutLocalPaths(result.stderr, files);
   const lines = stderr.split("\n").map((line) => line.trimEnd()).filter(Boolean).slice(-STDERR_TAIL_LINES);
   const exit = result.signal ? `ffmpeg was killed by ${result.signal}` : `ffmpeg exited with code ${result.code}`;
   const last = lines.at(-1)?.trim().slice(0, 300);
@@ -300,7 +324,8 @@ function ffmpegFailure(result: RunResult, workspace: Workspace, inputPaths: read
 }
 
 /** ffmpeg's words with our local paths replaced: inputs by "input N", outputs by their own names. */
-function withoutLocalPaths(stderr: string, workspace: Workspace, inputPaths: readonly string[]): string {
+function withoutLocalPaths(stderr: string, files: JobFiles): string {
+  const { inputs: inputPaths, seen: workspace } = files;
   let text = stderr;
   // Highest index first, so that ".../input-1" never eats the start of ".../input-10".
   for (let index = inputPaths.length - 1; index >= 0; index--) text = text.replaceAll(inputPaths[index]!, `input ${index + 1}`);

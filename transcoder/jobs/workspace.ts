@@ -1,6 +1,6 @@
-import { readFileSync } from "node:fs";
-import { chmod, chown, mkdir, mkdtemp, readFile, readdir, rm, stat } from "node:fs/promises";
+import { chmod, chown, mkdir, mkdtemp, readdir, rm, stat } from "node:fs/promises";
 import path from "node:path";
+import { ownerAlive, ownerTag } from "../lib/owner";
 
 /** One job's directory: inputs are downloaded into `in/`, ffmpeg writes only into `out/`. */
 export interface Workspace {
@@ -36,12 +36,15 @@ export async function prepareWorkRoot(workRoot: string, owner: Owner): Promise<v
  * the only directory ffmpeg's user can write to. Nothing in it can be listed by other jobs.
  */
 export async function createWorkspace(workRoot: string, taskId: string, owner: Owner): Promise<Workspace> {
-  const root = await mkdtemp(path.join(workRoot, `${taskId}@${THIS_PROCESS}-`));
+  const root = await mkdtemp(path.join(workRoot, `${taskId}@${ownerTag()}-`));
   const workspace = { root, inDir: path.join(root, "in"), outDir: path.join(root, "out") };
   await chmod(root, 0o711);
   await mkdir(workspace.inDir, { mode: 0o711 });
   await mkdir(workspace.outDir, { mode: 0o700 });
-  if (owner) await giveTo(workspace.outDir, owner);
+  if (owner) {
+    await giveTo(workspace.outDir, owner);
+    await openOnlyTo(workspace.inDir, owner);
+  }
   return workspace;
 }
 
@@ -59,27 +62,26 @@ async function giveTo(dir: string, owner: NonNullable<Owner>): Promise<void> {
   }
 }
 
+/**
+ * As root, `in/` is opened to the job's group alone (its uid is the job's own when the sandbox
+ * gives each job one), so another job's ffmpeg cannot read these inputs even knowing their path.
+ * A non-root server cannot chgrp: `in/` stays searchable by all, its names unlistable.
+ */
+async function openOnlyTo(dir: string, owner: NonNullable<Owner>): Promise<void> {
+  try {
+    await chown(dir, process.getuid?.() ?? 0, owner.gid);
+    await chmod(dir, 0o710);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EPERM") throw error;
+  }
+}
+
 export async function removeWorkspace(workspace: Workspace): Promise<void> {
   await rm(workspace.root, { recursive: true, force: true, maxRetries: 3 });
 }
 
-/**
- * Which process made a job directory: its pid and its start time (in clock ticks since boot,
- * from /proc/<pid>/stat), so a reused pid is never mistaken for the owner.
- */
-const THIS_PROCESS = `${process.pid}.${startTimeOf(readFileSync("/proc/self/stat", "utf8"))}`;
-
-function startTimeOf(stat: string): string | undefined {
-  // The command name (field 2) may hold spaces and parentheses; fields after it are plain.
-  return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
-}
-
-async function processAlive(pid: string, startTime: string): Promise<boolean> {
-  const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => undefined);
-  return stat !== undefined && startTimeOf(stat) === startTime;
-}
-
-const OWNED = /^[A-Za-z0-9_-]+@(\d+)\.(\d+)-[A-Za-z0-9]{6}$/;
+// Also the sandbox's own ".root@…" skeleton and ".probe@…" scratch folders.
+const OWNED = /^\.?[A-Za-z0-9_-]+@(\d+)\.(\d+)-[A-Za-z0-9]{6}$/;
 const UNOWNED = /^[A-Za-z0-9_-]+-[A-Za-z0-9]{6}$/;
 
 /**
@@ -95,7 +97,7 @@ export async function sweepStaleWorkspaces(workRoot: string, olderThanMs: number
     const dir = path.join(workRoot, entry.name);
     const owner = OWNED.exec(entry.name);
     if (owner) {
-      if (await processAlive(owner[1]!, owner[2]!)) continue;
+      if (await ownerAlive(owner[1]!, owner[2]!)) continue;
     } else {
       if (!UNOWNED.test(entry.name)) continue;
       const info = await stat(dir).catch(() => undefined);

@@ -14,8 +14,9 @@ export default exposed<{ config: TranscoderConfig }>(async function ffmpegPlugin
   const service = await FfmpegService.create(config);
   const isolation = service.sandbox.report;
   fastify.log.info({ ffmpeg: service.version, isolation }, "ffmpeg ready");
-  if (!isolation.network_namespace || !isolation.unprivileged_uid || !isolation.rlimits) {
+  if (!Object.values(isolation).every(Boolean)) {
     fastify.log.warn({ isolation }, "ffmpeg runs with only part of the sandbox on this host");
   }
   fastify.decorate("ffmpeg", service);
+  fastify.addHook("onClose", async () => service.sandbox.dispose());
 });

@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, readdir, rm } from "node:fs/promises";
+import { mkdtemp, readFile, readdir, readlink, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { FastifyInstance } from "fastify";
@@ -26,7 +26,7 @@ export interface TestTranscoder {
   workRoot: string;
   /** Every log line the app wrote (debug level and up). */
   logs: string[];
-  /** Entries left in WORK_ROOT (every job must clean up after itself). */
+  /** Entries left in WORK_ROOT (every job must clean up after itself), besides the sandbox's own job-root skeleton. */
   leftovers(): Promise<string[]>;
   close(): Promise<void>;
 }
@@ -51,7 +51,7 @@ export async function startTranscoder(env: Record<string, string> = {}, timings:
     config,
     workRoot,
     logs,
-    leftovers: () => readdir(workRoot),
+    leftovers: async () => (await readdir(workRoot)).filter((entry) => !entry.startsWith(".root@")),
     close: async () => {
       await app.close();
       await rm(workRoot, { recursive: true, force: true });
@@ -115,12 +115,17 @@ export async function waitUntil(condition: () => boolean | Promise<boolean>, tim
   }
 }
 
-/** The pid of an ffmpeg process whose command line mentions `text` (a work directory), if one runs. */
+/**
+ * The pid of an ffmpeg process working in `text` (a work directory), if one runs: its command
+ * line names the directory, or (in a job root, where paths read /job/...) its root is in it.
+ */
 export async function findFfmpeg(text: string): Promise<number | undefined> {
   for (const entry of await readdir("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
     const argv = (await readFile(`/proc/${entry}/cmdline`, "utf8").catch(() => "")).split("\0");
-    if (/(^|\/)ffmpeg$/.test(argv[0] ?? "") && argv.some((arg) => arg.includes(text))) return Number(entry);
+    if (!/(^|\/)ffmpeg$/.test(argv[0] ?? "")) continue;
+    const root = await readlink(`/proc/${entry}/root`).catch(() => "");
+    if (argv.some((arg) => arg.includes(text)) || root.includes(text)) return Number(entry);
   }
   return undefined;
 }

@@ -9,7 +9,7 @@ beforeEach(async () => void (root = await mkdtemp(path.join(os.tmpdir(), "ffedge
 afterEach(async () => rm(root, { recursive: true, force: true }));
 
 describe("createWorkspace", () => {
-  it("makes in/ and out/ under a fresh directory named after the task, out/ owned by ffmpeg's user", async () => {
+  it("makes in/ and out/ under a fresh directory named after the task, out/ owned by ffmpeg's user, in/ open to its group alone", async () => {
     const owner = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : undefined;
     const workspace = await createWorkspace(root, "task_1", owner);
     expect(path.basename(workspace.root)).toMatch(new RegExp(`^task_1@${process.pid}\\.\\d+-[A-Za-z0-9]{6}$`));
@@ -17,7 +17,9 @@ describe("createWorkspace", () => {
     const out = await stat(workspace.outDir);
     expect(out.mode & 0o777).toBe(0o700);
     if (owner) expect(out.uid).toBe(65534);
-    expect((await stat(workspace.inDir)).mode & 0o777).toBe(0o711);
+    // Root opens in/ to the job's group only; otherwise it stays searchable, never listable.
+    expect((await stat(workspace.inDir)).mode & 0o777).toBe(owner ? 0o710 : 0o711);
+    if (owner) expect((await stat(workspace.inDir)).gid).toBe(65534);
     await removeWorkspace(workspace);
     expect(await readdir(root)).toEqual([]);
   });

@@ -31,7 +31,7 @@ describe("GET /health", () => {
         status: "ok",
         running: 0,
         capacity: 5,
-        isolation: { network_namespace: expect.any(Boolean), unprivileged_uid: expect.any(Boolean), rlimits: expect.any(Boolean) },
+        isolation: { network_namespace: expect.any(Boolean), unprivileged_uid: expect.any(Boolean), per_job_uid: expect.any(Boolean), job_root: expect.any(Boolean), rlimits: expect.any(Boolean) },
         ffmpeg: version,
       });
     } finally {
@@ -43,7 +43,7 @@ describe("GET /health", () => {
     const transcoder = await startTranscoder({ SANDBOX: "off" });
     try {
       const health = (await transcoder.app.inject({ method: "GET", url: "/health" })).json();
-      expect(health.isolation).toEqual({ network_namespace: false, unprivileged_uid: false, rlimits: false });
+      expect(health.isolation).toEqual({ network_namespace: false, unprivileged_uid: false, per_job_uid: false, job_root: false, rlimits: false });
       const job = jobFor(edge, `ffmpeg -i ${media.url("/clip.mp4")} -t 1 out.mp4`);
       await postJob(transcoder.app, job);
       expect(await edge.waitForTerminal(job.task_id)).toMatchObject({ type: "completed" });

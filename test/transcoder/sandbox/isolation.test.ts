@@ -1,7 +1,11 @@
-import { readFile, readlink } from "node:fs/promises";
+import { chmod, mkdtemp, readFile, readlink, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Clips, makeClips } from "../helpers/media";
 import { type EdgeStub, type MediaServer, serveFile, startEdgeStub, startMediaServer } from "../helpers/servers";
+import { JOB_UID_BASE, detectSandbox } from "../../../transcoder/sandbox/isolation";
+import { runIsolated } from "../../../transcoder/sandbox/process";
 import { type TestTranscoder, jobFor, postJob, slowCommand, startTranscoder, waitUntil } from "../helpers/transcoder";
 
 let clips: Clips;
@@ -43,11 +47,28 @@ describe("a running ffmpeg", () => {
 
     const status = await readFile(`/proc/${pid}/status`, "utf8");
     const uid = Number(/^Uid:\s+(\d+)/m.exec(status)?.[1]);
-    if (health.isolation.unprivileged_uid) {
+    if (health.isolation.per_job_uid) {
+      expect(uid).toBeGreaterThanOrEqual(JOB_UID_BASE);
+      expect(/^Groups:[ \t]*(.*)$/m.exec(status)?.[1]?.trim()).toBe("");
+    } else if (health.isolation.unprivileged_uid) {
       expect(uid).toBe(65534);
       expect(/^Groups:[ \t]*(.*)$/m.exec(status)?.[1]?.trim()).toBe("");
     } else {
       expect(uid).toBe(process.getuid?.());
+    }
+
+    // In its job root, ffmpeg's "/" is the skeleton, its folder is /job, and nothing else of the host is there.
+    const root = await readlink(`/proc/${pid}/root`);
+    if (health.isolation.job_root) {
+      expect(root).toMatch(/\/\.root@\d+\.\d+-[A-Za-z0-9]{6}$/);
+      expect(cmdline.some((arg) => arg.startsWith("/job/in/input-0"))).toBe(true);
+      // mountinfo shows mount points relative to the process's root, and only those inside it.
+      const mounts = (await readFile(`/proc/${pid}/mountinfo`, "utf8")).split("\n").filter(Boolean).map((line) => line.split(" ")[4]!);
+      expect(mounts).toContain("/job");
+      expect(mounts).toContain("/usr");
+      for (const point of mounts) expect(point).toMatch(/^\/(job|usr|bin|sbin|lib\w*|etc\/(ld\.so\.cache|alternatives|fonts)|var\/cache\/fontconfig|dev\/(null|urandom))$/);
+    } else {
+      expect(root).toBe("/");
     }
 
     const theirs = await readlink(`/proc/${pid}/ns/net`);
@@ -69,6 +90,35 @@ describe("a running ffmpeg", () => {
   it("uses every layer on a root host with util-linux (this CI machine)", async () => {
     if (process.getuid?.() !== 0) return;
     const health = (await transcoder.app.inject({ method: "GET", url: "/health" })).json();
-    expect(health.isolation).toEqual({ network_namespace: true, unprivileged_uid: true, rlimits: true });
+    expect(health.isolation).toEqual({ network_namespace: true, unprivileged_uid: true, per_job_uid: true, job_root: true, rlimits: true });
+  });
+});
+
+describe("the job root", () => {
+  it("shows a sandboxed program its own job folder and no other file of the host", async () => {
+    const workRoot = await mkdtemp(path.join(os.tmpdir(), "ffedge-jobroot-"));
+    const sandbox = await detectSandbox("auto", "ffmpeg", workRoot);
+    try {
+      if (!sandbox.report.job_root) return;
+      const hostSecret = path.join(workRoot, "..", `ffedge-host-secret-${process.pid}`);
+      await writeFile(hostSecret, "host secret\n", { mode: 0o644 });
+      const dir = await mkdtemp(path.join(workRoot, "job-"));
+      await chmod(dir, 0o755);
+      await writeFile(path.join(dir, "mine.txt"), "job file\n", { mode: 0o644 });
+      const job = { dir, cwd: "/job", user: sandbox.acquireUser() };
+      const limits = { cpuSeconds: 10, memoryBytes: 1024 ** 3, fileBytes: 1024 ** 2, processes: 64, openFiles: 64 };
+      const cat = async (file: string) => (await runIsolated(sandbox.wrap("/bin/cat", [file], limits, job), { cwd: sandbox.spawnCwd(job), timeoutMs: 10_000 }).result);
+      const own = await cat("mine.txt");
+      expect(own.stdout.toString()).toBe("job file\n");
+      for (const file of [hostSecret, "/etc/passwd", `/proc/${process.pid}/environ`, path.join(workRoot, "..")]) {
+        const other = await cat(file);
+        expect(other.code, file).not.toBe(0);
+        expect(other.stderr).toContain("No such file or directory");
+      }
+      await rm(hostSecret, { force: true });
+    } finally {
+      await sandbox.dispose();
+      await rm(workRoot, { recursive: true, force: true });
+    }
   });
 });
