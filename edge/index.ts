@@ -10,6 +10,7 @@ export { AccountObject } from "./accounts/account-object";
 export { DispatchPoolObject } from "./dispatch/pool-object";
 export { TranscoderContainer } from "./dispatch/transcoder-container";
 export { TaskObject } from "./tasks/task-object";
+export { WebhookReceiverObject } from "./webhooks/receiver-object";
 
 const app = buildApp();
 

@@ -37,6 +37,7 @@ declare namespace Cloudflare {
 		TRANSCODER: DurableObjectNamespace<import("./index").TranscoderContainer>;
 		ACCOUNTS: DurableObjectNamespace<import("./index").AccountObject>;
 		DISPATCH_POOL: DurableObjectNamespace<import("./index").DispatchPoolObject>;
+		WEBHOOK_RECEIVERS: DurableObjectNamespace<import("./index").WebhookReceiverObject>;
 	}
 	interface Env {
 		FILES: R2Bucket;
@@ -69,6 +70,7 @@ declare namespace Cloudflare {
 		TRANSCODER: DurableObjectNamespace<import("./index").TranscoderContainer>;
 		ACCOUNTS: DurableObjectNamespace<import("./index").AccountObject>;
 		DISPATCH_POOL: DurableObjectNamespace<import("./index").DispatchPoolObject>;
+		WEBHOOK_RECEIVERS: DurableObjectNamespace<import("./index").WebhookReceiverObject>;
 	}
 }
 interface Env extends Cloudflare.Env {}

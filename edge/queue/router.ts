@@ -1,4 +1,4 @@
-import { deliverWebhooks } from "../webhooks/deliver";
+import { deliverWebhooks } from "../webhooks/consumer";
 import { dispatchJobs } from "./dispatch-jobs";
 
 type QueueHandler = (batch: MessageBatch<unknown>, env: Env) => Promise<void>;

@@ -7,27 +7,6 @@ import { retriesExhausted, retryDelaySeconds } from "./retry";
 import { signingSecrets } from "./secrets";
 import { sendEvent } from "./send";
 
-/**
- * The webhooks queue consumer: one attempt per message, recorded in D1 whatever happens. A
- * failed attempt is retried by Queues after the schedule's delay until 24 h have passed
- * since the first; a redelivery is a single attempt. Delivery is at least once: receivers
- * deduplicate on `webhook-id`.
- */
-export async function deliverWebhooks(batch: MessageBatch<unknown>, env: Env): Promise<void> {
-  await Promise.all(batch.messages.map(async (message) => {
-    let retryAfterSeconds: number | undefined;
-    try {
-      ({ retryAfterSeconds } = await deliverOnce(env, message.body, message.attempts));
-    } catch (error) {
-      // Retry this message alone: throwing would make Queues retry the whole batch, resending delivered events.
-      console.error(JSON.stringify({ msg: "webhook delivery error", body: message.body, error: String(error) }));
-      retryAfterSeconds = retryDelaySeconds(message.attempts, config(env).webhookRetryScheduleSeconds);
-    }
-    if (retryAfterSeconds === undefined) message.ack();
-    else message.retry({ delaySeconds: retryAfterSeconds });
-  }));
-}
-
 /** One attempt for a message delivered for the `attempts`-th time; says whether and when to retry. */
 export async function deliverOnce(env: Env, body: unknown, attempts: number): Promise<{ retryAfterSeconds?: number }> {
   const parsed = WebhookMessageSchema.safeParse(body);

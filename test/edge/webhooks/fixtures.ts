@@ -1,7 +1,7 @@
-import { createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
+import { env } from "cloudflare:test";
 import { insertTask, markFinished } from "../../../edge/tasks/repository";
 import { listDeliveries } from "../../../edge/webhooks/deliveries";
-import { deliverWebhooks } from "../../../edge/webhooks/deliver";
+import { deliverOnce } from "../../../edge/webhooks/deliver";
 import type { WebhookDelivery, WebhookMessage } from "../../../shared/schemas/webhooks";
 import { originUrl } from "../files/fixtures";
 import { originPaths } from "../files/origin";
@@ -51,12 +51,10 @@ export function message(taskId: string, overrides: Partial<WebhookMessage> = {})
   return { task_id: taskId, first_attempt_at: new Date().toISOString(), redelivery: false, ...overrides };
 }
 
-/** Runs the webhooks consumer on one message delivered for the `attempts`-th time. */
-export async function deliver(body: unknown, attempts = 1, workerEnv: Env = env) {
-  const batch = createMessageBatch("ffedge-webhooks", [{ id: crypto.randomUUID(), timestamp: new Date(), attempts, body }]);
-  const ctx = createExecutionContext();
-  await deliverWebhooks(batch, workerEnv);
-  return getQueueResult(batch, ctx);
+/** One attempt, as a receiver's object makes it, for the `attempts`-th time; says whether a retry follows. */
+export async function deliver(body: unknown, attempts = 1, workerEnv: Env = env): Promise<{ retried: boolean }> {
+  const { retryAfterSeconds } = await deliverOnce(workerEnv, body, attempts);
+  return { retried: retryAfterSeconds !== undefined };
 }
 
 /** Polls the task's delivery log until `done` holds (deliveries made by the real queue consumer). */
