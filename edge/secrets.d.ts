@@ -29,7 +29,3 @@ declare namespace Cloudflare {
   interface Env extends FfedgeSecrets {}
 }
 interface Env extends FfedgeSecrets {}
-
-// The generated global `Env` extends only wrangler.toml's bindings; the Worker's code names it,
-// so it gets everything `Cloudflare.Env` has (the secrets above included).
-interface Env extends Cloudflare.Env {}
