@@ -1,6 +1,7 @@
 import { PatternRouter } from "hono/router/pattern-router";
 import { AppError } from "../shared/errors";
 import { consoleApi } from "./console/api";
+import { consolePages } from "./console";
 import { requireValidConfig } from "./lib/config";
 import { createApp } from "./lib/openapi";
 import { onError, problemResponse } from "./lib/problem";
@@ -30,6 +31,7 @@ export function buildApp() {
   app.route("/", internal);
   // Before the console pages: /console/api/* is JSON, never a page.
   app.route("/", consoleApi((request, env, ctx) => app.fetch(request, env, ctx)));
+  app.route("/console", consolePages);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", { type: "http", scheme: "bearer", description: "An API key: ffe_..." });
   app.doc31("/openapi.json", {
