@@ -19,7 +19,7 @@ export function checkInputUrl(url: string, urlPolicy: UrlPolicyOptions = {}): vo
   try {
     parsed = checkFetchUrl(url, urlPolicy);
   } catch (error) {
-    if (error instanceof AppError && error.code.startsWith("URL_")) throw refuse(error.code, url, `The input ${quote(url)} cannot be used: ${error.detail}`);
+    if (error instanceof AppError && error.code.startsWith("URL_")) throw refuse(error.code, url, `Input refused: ${error.detail}`);
     throw error;
   }
   const extension = extensionOf(decodeSafely(parsed.pathname));
