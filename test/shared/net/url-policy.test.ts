@@ -85,6 +85,13 @@ describe("checkFetchUrl: names", () => {
     },
   );
 
+  it.each(["http://ⓛⓞⓒⓐⓛⓗⓞⓢⓣ/", "http://ｌｏｃａｌｈｏｓｔ/", "http://loc%61lhost/", "http://metadata.google.internal%2e/"])(
+    "judges %s by the name the URL parser makes of it",
+    (url) => {
+      expect(codeOf(url, ["localhost"])).not.toBe("ACCEPTED");
+    },
+  );
+
   it("refuses a percent-encoded host name even when it decodes to a public one", () => {
     expect(codeOf("https://ex%61mple.com/a.mp4")).toBe("URL_NOT_ALLOWED");
   });
