@@ -241,6 +241,8 @@ async function tasksPage() {
     const rows = list.tasks.map((task) => taskRow(task));
     $("#task-table tbody").replaceChildren(...rows);
     $("#task-empty").hidden = list.total > 0;
+    $("#task-table").parentElement.hidden = list.tasks.length === 0;
+    $(".pager").hidden = list.total === 0;
     $("#page-info").textContent = list.total === 0 ? "" : `${offset + 1}–${offset + list.tasks.length} of ${list.total}`;
     $("#task-count").textContent = `Your tasks: ${list.total}`;
     $("#prev-page").disabled = offset === 0;
@@ -511,6 +513,7 @@ async function filesPage() {
   const render = async () => {
     const files = await listFiles();
     $("#file-empty").hidden = files.length > 0;
+    $("#file-table").parentElement.hidden = files.length === 0;
     $("#file-table tbody").replaceChildren(
       ...files.map((file) =>
         el(
@@ -699,17 +702,19 @@ function barChart(figure, days, field, label, format) {
     const barHeight = (day[field] / max) * (height - bottom - 10);
     const x = left + index * slot + 1;
     chart.append(svg("rect", { class: "bar", x, y: height - bottom - barHeight, width: Math.max(1, slot - 2), height: barHeight }, svg("title", {}, `${day.date}: ${format(day[field])}`)));
-    if (index % 5 === 0 || index === days.length - 1) chart.append(svg("text", { x, y: height - 5 }, day.date.slice(5)));
+    if (index % 5 === 0) chart.append(svg("text", { x, y: height - 5 }, day.date.slice(5)));
+    if (index === days.length - 1) chart.append(svg("text", { x: width, y: height - 5, "text-anchor": "end" }, day.date.slice(5)));
   });
+  // Tables ignore the clipping of .sr-only, so a wrapper hides it.
   const table = el(
     "table",
-    { class: "sr-only" },
+    {},
     el("caption", {}, `${label} per day`),
     el("thead", {}, el("tr", {}, el("th", { scope: "col" }, "Date"), el("th", { scope: "col" }, label))),
     el("tbody", {}, ...days.map((day) => el("tr", {}, el("td", {}, day.date), el("td", {}, format(day[field]))))),
   );
   const total = days.reduce((sum, day) => sum + day[field], 0);
-  figure.replaceChildren(chart, el("figcaption", {}, `${format(total)} in total over ${days.length} days.`), table);
+  figure.replaceChildren(chart, el("figcaption", {}, `${format(total)} in total over ${days.length} days.`), el("div", { class: "sr-only" }, table));
 }
 
 // ---- Webhooks ------------------------------------------------------------------------------
@@ -745,6 +750,7 @@ async function webhooksPage() {
     );
   $("#recent-deliveries tbody").replaceChildren(...rows);
   $("#deliveries-empty").hidden = rows.length > 0;
+  $("#recent-deliveries").parentElement.hidden = rows.length === 0;
 }
 
 // ---- Account -------------------------------------------------------------------------------

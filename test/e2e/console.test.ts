@@ -1,0 +1,336 @@
+import { mkdir, readFile, stat } from "node:fs/promises";
+import { gzipSync } from "node:zlib";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { makeClip, mediaDir } from "../../scripts/lib/media";
+import { Stack, authed, uploadLocalFile } from "../../scripts/lib/local-stack";
+import { launchChromium, newSession } from "./browser";
+import { submitTask, waitForEnd } from "./helpers";
+
+const SCREENSHOTS = "docs/screenshots";
+const PASSWORD = "correct horse battery";
+/** Two busy cores: wait generously for what the page shows. */
+const PATIENT = { timeout: 20_000 };
+
+let stack: Stack;
+let browser: Browser;
+let clipPath: string;
+
+beforeAll(async () => {
+  [stack, browser] = await Promise.all([Stack.start(), launchChromium()]);
+  clipPath = await makeClip(await mediaDir(), "console-clip.mp4", { seconds: 12, size: "640x360" });
+  await mkdir(SCREENSHOTS, { recursive: true });
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await stack?.stop();
+});
+
+function newEmail(): string {
+  return `dev-${Math.random().toString(36).slice(2, 10)}@example.com`;
+}
+
+async function outboxLink(email: string, path: string): Promise<string> {
+  for (let i = 0; i < 100; i++) {
+    const { messages } = (await (await stack.fetch(`/console/api/dev/outbox?to=${encodeURIComponent(email)}`)).json()) as { messages: { links: string[] }[] };
+    const link = messages.flatMap((message) => message.links).find((candidate) => candidate.includes(path));
+    if (link) return link;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`no mail with ${path} for ${email}`);
+}
+
+async function signUpAndVerify(page: Page, email: string): Promise<void> {
+  await page.goto(`${stack.edgeUrl}/console/signup`);
+  await page.getByLabel("Email").fill(email);
+  await page.getByLabel("Password").fill(PASSWORD);
+  await page.getByRole("button", { name: "Create account" }).click();
+  await expect.poll(() => page.locator("#flash").textContent(), PATIENT).toContain("verification link");
+  await page.goto(await outboxLink(email, "/console/verify"));
+  await page.waitForURL(/\/console\/signin\?reason=verified/);
+}
+
+async function signIn(page: Page, email: string, password = PASSWORD): Promise<void> {
+  await page.goto(`${stack.edgeUrl}/console/signin`);
+  await page.getByLabel("Email").fill(email);
+  await page.getByLabel("Password").fill(password);
+  await page.getByRole("button", { name: "Sign in" }).click();
+}
+
+async function ready(page: Page): Promise<void> {
+  await page.waitForSelector("body[data-ready=true]");
+}
+
+/** A <progress> element's value (the script sets it; the attribute reflects it). */
+async function progressOf(page: Page, selector: string): Promise<number> {
+  return Number(await page.locator(selector).getAttribute("value"));
+}
+
+async function shoot(page: Page, name: string): Promise<void> {
+  await page.screenshot({ path: `${SCREENSHOTS}/${name}.png`, fullPage: true });
+}
+
+describe("a developer's first session in the console", () => {
+  it("signs up, verifies, makes a key, runs a task with it, watches it finish live, downloads the output, and revokes the key", async () => {
+    const { page, context, requests } = await newSession(browser);
+    const email = newEmail();
+    await signUpAndVerify(page, email);
+    await expect.poll(() => page.locator("#flash").textContent(), PATIENT).toContain("verified");
+    await shoot(page, "sign-in");
+    await signIn(page, email);
+    await page.waitForURL(/\/console\/tasks$/);
+    await ready(page);
+    expect(await page.locator("#who").textContent()).toBe(email);
+
+    await page.goto(`${stack.edgeUrl}/console/keys`);
+    await ready(page);
+    await page.getByLabel("Name").fill("laptop");
+    await page.getByRole("button", { name: "Create key" }).click();
+    const keyField = page.getByLabel("New API key");
+    await expect.poll(() => keyField.inputValue(), PATIENT).toMatch(/^ffe_/);
+    const key = await keyField.inputValue();
+    await expect.poll(() => page.locator("#key-table tbody tr").count(), PATIENT).toBe(1);
+    expect(await page.locator("#key-table tbody").textContent()).toContain("laptop");
+    await shoot(page, "api-keys");
+
+    const upload = await uploadLocalFile(stack, key, clipPath);
+    const submitted = await submitTask(stack, key, { command: `ffmpeg -i ${upload.url} -vf scale=480:-2 -c:v libx264 -preset veryslow -crf 30 small.mp4`, with_metadata: true });
+    expect(submitted.status).toBe(201);
+    const { task_id } = (await submitted.json()) as { task_id: string };
+
+    const listPage = await context.newPage();
+    await listPage.goto(`${stack.edgeUrl}/console/tasks`);
+    await ready(listPage);
+    expect(["pending", "running"]).toContain(await listPage.locator(`#row-${task_id} .status-cell`).textContent());
+    await page.goto(`${stack.edgeUrl}/console/tasks/${task_id}`);
+    await ready(page);
+    const statusAtLoad = await page.locator("#task-status").textContent();
+    expect(["pending", "running"]).toContain(statusAtLoad);
+    await expect.poll(() => progressOf(page, "#task-progress"), { timeout: 90_000 }).toBeGreaterThan(0);
+    await expect.poll(() => page.locator("#task-status").textContent(), { timeout: 90_000 }).toBe("completed");
+    expect(await progressOf(page, "#task-progress")).toBe(100);
+    await expect.poll(() => page.locator("#task-log").textContent(), PATIENT).toMatch(/ffmpeg|frame=/);
+    await shoot(page, "task");
+
+    const link = page.getByRole("link", { name: "small.mp4" });
+    const [download] = await Promise.all([page.waitForEvent("download"), link.click()]);
+    const downloaded = await download.path();
+    const { task } = await waitForEnd(stack, key, task_id);
+    expect((await stat(downloaded)).size).toBe(task.outputs![0]!.size);
+    expect((await readFile(downloaded)).subarray(4, 8).toString()).toBe("ftyp");
+
+    // The list page, open all along, followed the same task through its event stream.
+    await expect.poll(() => listPage.locator(`#row-${task_id} .status-cell`).textContent(), PATIENT).toBe("completed");
+    await shoot(listPage, "tasks");
+
+    await page.goto(`${stack.edgeUrl}/console/usage`);
+    await ready(page);
+    expect(await page.locator("#tasks-chart figcaption").textContent()).toBe("1 in total over 30 days.");
+    await shoot(page, "usage");
+
+    await page.goto(`${stack.edgeUrl}/console/keys`);
+    await ready(page);
+    await page.getByRole("button", { name: "Revoke laptop" }).click();
+    await expect.poll(() => page.locator("#key-table tbody").textContent(), PATIENT).toContain("revoked");
+    expect((await stack.fetch("/v1/me", authed(key))).status).toBe(401);
+
+    expect(requests.filter((url) => !url.startsWith(stack.edgeUrl))).toEqual([]);
+    await context.close();
+  }, 240_000);
+
+  it("marks the refused token as the command is typed, and runs an accepted command onto the task page", async () => {
+    const cli = await stack.createUser();
+    const upload = await uploadLocalFile(stack, cli.key, clipPath);
+    const { page, context } = await newSession(browser);
+    const email = newEmail();
+    await signUpAndVerify(page, email);
+    await signIn(page, email);
+    await page.waitForURL(/\/console\/tasks$/);
+
+    await page.goto(`${stack.edgeUrl}/console/new`);
+    await ready(page);
+    const command = page.getByLabel("ffmpeg command");
+    await command.fill("ffmpeg -i /etc/passwd out.mp4");
+    await expect.poll(() => page.locator("#verdict").textContent(), PATIENT).toContain("Refused");
+    expect(await page.locator("#command-marked mark").textContent()).toBe("/etc/passwd");
+    expect(await command.getAttribute("aria-invalid")).toBe("true");
+    await shoot(page, "composer");
+
+    await command.fill(`-i ${upload.url} -t 1 -c:v libx264 -preset ultrafast first.mp4`);
+    await expect.poll(() => page.locator("#verdict").textContent(), PATIENT).toContain("Accepted");
+    expect(await command.getAttribute("aria-invalid")).toBe("false");
+    await page.getByRole("button", { name: "Run" }).click();
+    await page.waitForURL(/\/console\/tasks\/tsk_/);
+    await ready(page);
+    expect(await page.locator("#task-command").textContent()).toBe(`-i ${upload.url} -t 1 -c:v libx264 -preset ultrafast first.mp4`);
+    await expect.poll(() => page.locator("#task-status").textContent(), { timeout: 90_000 }).toBe("completed");
+    expect(await page.getByRole("link", { name: "first.mp4" }).isVisible()).toBe(true);
+    await context.close();
+  }, 240_000);
+
+  it("shows usage as a chart, the webhook secret on request, and the account page", async () => {
+    const { page, context } = await newSession(browser);
+    const email = newEmail();
+    await signUpAndVerify(page, email);
+    await signIn(page, email);
+    await page.waitForURL(/\/console\/tasks$/);
+
+    await page.goto(`${stack.edgeUrl}/console/usage`);
+    await ready(page);
+    expect(await page.locator("#tasks-chart svg rect.bar").count()).toBe(30);
+    expect(await page.locator("#usage-facts").textContent()).toContain("Running tasks0 of 5");
+    expect(await page.locator("#tasks-chart figcaption").textContent()).toBe("0 in total over 30 days.");
+
+    await page.goto(`${stack.edgeUrl}/console/webhooks`);
+    await ready(page);
+    await page.getByRole("button", { name: "Reveal a new secret" }).click();
+    await expect.poll(() => page.getByRole("textbox", { name: "Signing secret" }).inputValue(), PATIENT).toMatch(/^whsec_/);
+    await shoot(page, "webhooks");
+
+    await page.goto(`${stack.edgeUrl}/console/account`);
+    await ready(page);
+    await shoot(page, "account");
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.waitForURL(/reason=signedout/);
+    await page.goto(`${stack.edgeUrl}/console/tasks`);
+    await page.waitForURL(/\/console\/signin\?/);
+    await context.close();
+  }, 120_000);
+
+  it("works at phone width", async () => {
+    const { page, context } = await newSession(browser, { width: 390, height: 844 });
+    const email = newEmail();
+    await signUpAndVerify(page, email);
+    await signIn(page, email);
+    await page.waitForURL(/\/console\/tasks$/);
+    await ready(page);
+    const overflow = await page.evaluate<number>("document.documentElement.scrollWidth - document.documentElement.clientWidth");
+    expect(overflow).toBeLessThanOrEqual(0);
+    await shoot(page, "tasks-phone");
+    await context.close();
+  }, 120_000);
+});
+
+describe("what the console refuses", () => {
+  it("says the email or password is wrong without signing in", async () => {
+    const { page, context } = await newSession(browser);
+    const email = newEmail();
+    await signUpAndVerify(page, email);
+    await signIn(page, email, "not the password at all");
+    await expect.poll(() => page.locator("#flash").textContent(), PATIENT).toBe("Wrong email or password.");
+    expect(new URL(page.url()).pathname).toBe("/console/signin");
+    expect((await context.cookies()).filter((cookie) => cookie.name.endsWith("ffedge_session"))).toEqual([]);
+    await context.close();
+  }, 120_000);
+
+  it("sends a browser whose session has ended back to sign-in, then returns it to the page it wanted", async () => {
+    const { page, context } = await newSession(browser);
+    const email = newEmail();
+    await signUpAndVerify(page, email);
+    await signIn(page, email);
+    await page.waitForURL(/\/console\/tasks$/);
+    const ended = (await context.cookies()).find((cookie) => cookie.name.endsWith("ffedge_session"))!;
+    await page.goto(`${stack.edgeUrl}/console/account`);
+    await ready(page);
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.waitForURL(/reason=signedout/);
+
+    await context.addCookies([ended]);
+    await page.goto(`${stack.edgeUrl}/console/usage`);
+    await page.waitForURL(/\/console\/signin\?.*reason=expired/);
+    await expect.poll(() => page.locator("#flash").textContent(), PATIENT).toContain("session has ended");
+    await page.getByLabel("Email").fill(email);
+    await page.getByLabel("Password").fill(PASSWORD);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.waitForURL(/\/console\/usage$/);
+    await context.close();
+  }, 120_000);
+
+  it("refuses a state change without the CSRF token, even with a valid session cookie", async () => {
+    const { page, context } = await newSession(browser);
+    const email = newEmail();
+    await signUpAndVerify(page, email);
+    await signIn(page, email);
+    await page.waitForURL(/\/console\/tasks$/);
+    const answer = await page.evaluate(async () => {
+      const response = await fetch("/console/api/keys", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "sneaky" }) });
+      return { status: response.status, body: await response.json() };
+    });
+    expect(answer).toMatchObject({ status: 403, body: { code: "CSRF_FAILED" } });
+    const keys = await page.evaluate(async () => ((await (await fetch("/console/api/keys")).json()) as { keys: unknown[] }).keys);
+    expect(keys).toEqual([]);
+    await context.close();
+  }, 120_000);
+
+  it("answers another user's task URL with not found", async () => {
+    const other = await stack.createUser();
+    const upload = await uploadLocalFile(stack, other.key, clipPath);
+    const { task_id } = (await (await submitTask(stack, other.key, { command: `ffmpeg -i ${upload.url} -t 1 -c:v libx264 -preset ultrafast theirs.mp4` })).json()) as { task_id: string };
+
+    const { page, context } = await newSession(browser);
+    const email = newEmail();
+    await signUpAndVerify(page, email);
+    await signIn(page, email);
+    await page.waitForURL(/\/console\/tasks$/);
+    const [apiAnswer] = await Promise.all([
+      page.waitForResponse((response) => response.url().endsWith(`/console/api/v1/tasks/${task_id}`)),
+      page.goto(`${stack.edgeUrl}/console/tasks/${task_id}`),
+    ]);
+    expect(apiAnswer.status()).toBe(404);
+    await ready(page);
+    expect(await page.locator("#task-missing").isVisible()).toBe(true);
+    expect(await page.locator("#task-body").isVisible()).toBe(false);
+    await context.close();
+  }, 120_000);
+
+  it("shows user-supplied strings as text, never as markup", async () => {
+    const { page, context } = await newSession(browser);
+    const email = newEmail();
+    await signUpAndVerify(page, email);
+    await signIn(page, email);
+    await page.waitForURL(/\/console\/tasks$/);
+    let dialogs = 0;
+    page.on("dialog", () => dialogs++);
+    await page.goto(`${stack.edgeUrl}/console/keys`);
+    await ready(page);
+    const hostile = `<img src=x onerror="alert(1)">`;
+    await page.getByLabel("Name").fill(hostile);
+    await page.getByRole("button", { name: "Create key" }).click();
+    await expect.poll(() => page.locator("#key-table tbody td").first().textContent(), PATIENT).toBe(hostile);
+    expect(await page.locator("#key-table img").count()).toBe(0);
+    expect(dialogs).toBe(0);
+    await context.close();
+  }, 120_000);
+});
+
+describe("console pages", () => {
+  it("carry a strict Content-Security-Policy and cannot be framed", async () => {
+    for (const path of ["/console/signin", "/console/tasks", "/console/tasks/tsk_x", "/console/new", "/console/files", "/console/keys", "/console/usage", "/console/webhooks", "/console/account"]) {
+      const response = await stack.fetch(path);
+      expect(response.status, path).toBe(200);
+      const policy = response.headers.get("content-security-policy")!;
+      expect(policy).toContain("script-src 'self'");
+      expect(policy).toContain("frame-ancestors 'none'");
+      expect(policy).toContain("default-src 'none'");
+      expect(policy).not.toContain("unsafe-inline");
+      expect(await response.text()).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>|\son\w+=/i);
+    }
+  });
+
+  it("load under 100 KB of compressed JavaScript, cached for a year under a content-hashed URL", async () => {
+    const html = await (await stack.fetch("/console/tasks")).text();
+    const scripts = [...html.matchAll(/<script[^>]*src="([^"]+)"/g)].map((match) => match[1]!);
+    expect(scripts.length).toBeGreaterThan(0);
+    let compressed = 0;
+    for (const src of scripts) {
+      expect(src).toMatch(/\.[0-9a-f]{12}\.js$/);
+      const response = await stack.fetch(src);
+      expect(response.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
+      compressed += gzipSync(Buffer.from(await response.arrayBuffer())).length;
+    }
+    console.log(`console JavaScript, gzip: ${compressed} bytes`);
+    expect(compressed).toBeLessThan(100 * 1024);
+    expect((await stack.fetch("/console/assets/console.000000000000.js")).status).toBe(404);
+  });
+});
