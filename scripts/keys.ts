@@ -82,9 +82,25 @@ function runWrangler(args: string[]): Promise<string> {
   });
 }
 
+/**
+ * While the stack runs, workerd has the local database open and a write can meet SQLITE_BUSY;
+ * the statement is tried again after a pause (wrangler's local D1 sets no busy timeout).
+ */
+const BUSY_ATTEMPTS = 6;
+async function runWranglerWhenFree(args: string[]): Promise<string> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await runWrangler(args);
+    } catch (error) {
+      if (attempt >= BUSY_ATTEMPTS || !/SQLITE_BUSY|database is locked/i.test((error as Error).message)) throw error;
+      await new Promise((resolvePromise) => setTimeout(resolvePromise, 100 * 2 ** attempt));
+    }
+  }
+}
+
 /** Applies the D1 migrations to a local database, printing nothing unless it fails. */
 export async function applyLocalMigrations(persistTo?: string): Promise<void> {
-  await runWrangler(["d1", "migrations", "apply", "DB", ...targetFlags({ remote: false, persistTo })]);
+  await runWranglerWhenFree(["d1", "migrations", "apply", "DB", ...targetFlags({ remote: false, persistTo })]);
 }
 
 type Row = Record<string, string | number | null>;
@@ -92,7 +108,7 @@ type Row = Record<string, string | number | null>;
 /** Executes statements in one `wrangler d1 execute`; returns the rows of each. */
 export async function execute(target: Target, statements: Statement[]): Promise<Row[][]> {
   const command = statements.map(renderSql).join(";\n");
-  const output = await runWrangler(["d1", "execute", "DB", ...targetFlags(target), "--json", "--command", command]);
+  const output = await runWranglerWhenFree(["d1", "execute", "DB", ...targetFlags(target), "--json", "--command", command]);
   const parsed = JSON.parse(output.slice(output.indexOf("["))) as { results: Row[]; success: boolean }[];
   return parsed.map((result) => result.results);
 }
