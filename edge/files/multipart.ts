@@ -11,9 +11,11 @@ export interface FilePart {
 /**
  * Streams the part named `file` of a multipart/form-data request to `handle`, with
  * backpressure end to end: the request body is read only as fast as `handle` consumes the
- * part. (workerd's `request.formData()` buffers the whole body in memory.)
+ * part. (workerd's `request.formData()` buffers the whole body in memory.) A body that turns
+ * out to be bad after `handle` finished (a second file part) is refused, and `undo` takes back
+ * what `handle` did.
  */
-export async function withFilePart<T>(request: Request, handle: (part: FilePart) => Promise<T>): Promise<T> {
+export async function withFilePart<T>(request: Request, handle: (part: FilePart) => Promise<T>, undo?: (value: T) => Promise<void>): Promise<T> {
   const contentType = request.headers.get("content-type") ?? "";
   if (!/^multipart\/form-data;/i.test(contentType) || !request.body) {
     throw new AppError("UNSUPPORTED_MEDIA_TYPE", "Send the file as multipart/form-data with a part named 'file'.");
@@ -40,6 +42,8 @@ export async function withFilePart<T>(request: Request, handle: (part: FilePart)
       result.catch(reject);
     });
     parser.on("error", (error) => reject(new AppError("INVALID_MULTIPART", `The multipart body is malformed: ${(error as Error).message}.`)));
+    // busboy skips file parts past `limits.files`; a second file is the client's mistake, not something to ignore.
+    parser.on("filesLimit", () => reject(new AppError("INVALID_MULTIPART", "The body has more than one file part; send one file per request, in the part named 'file'.")));
     parser.on("close", resolve);
   });
   parsed.catch(() => {});
@@ -52,7 +56,8 @@ export async function withFilePart<T>(request: Request, handle: (part: FilePart)
   } catch (failure) {
     // Stops the feed and fails the file stream, so the handler cleans up before we answer.
     parser.destroy();
-    await result?.catch(() => {});
+    const settled = await result?.then((value) => ({ value }), () => undefined);
+    if (settled && undo) await undo(settled.value);
     throw failure;
   }
   if (!result) throw new AppError("MISSING_FILE_PART", "The multipart body has no part named 'file'.");

@@ -6,7 +6,7 @@ import { essence, extensionFor } from "../files/content-type";
 import { parseDataUri } from "../files/data-uri";
 import { ingestUpload } from "../files/ingest";
 import { type FilePart, withFilePart } from "../files/multipart";
-import { expiryFrom, insertFile, newUploadKey, publicUrls, sanitizeFilename } from "../files/records";
+import { deleteFile, expiryFrom, insertFile, newUploadKey, publicUrls, sanitizeFilename } from "../files/records";
 import { presignR2Put } from "../files/presign";
 import { requireApiKey } from "../lib/auth";
 import { config } from "../lib/config";
@@ -50,8 +50,11 @@ uploads.post("/api/upload/file", async (c) => {
   if (Number.isFinite(declared) && declared > limit + MULTIPART_OVERHEAD_BYTES) {
     throw new AppError("PAYLOAD_TOO_LARGE", `The request is ${declared} bytes; the file limit is ${limit} bytes.`, { limit });
   }
-  const record = await withFilePart(c.req.raw, (part) =>
-    ingestUpload(c.env, c.get("userId"), { body: fingerprintWhileReading(c, part.body, filePartLabel(part)), declaredType: part.declaredType, filename: part.filename }),
+  const userId = c.get("userId");
+  const record = await withFilePart(
+    c.req.raw,
+    (part) => ingestUpload(c.env, userId, { body: fingerprintWhileReading(c, part.body, filePartLabel(part)), declaredType: part.declaredType, filename: part.filename }),
+    (stored) => deleteFile(c.env, { key: stored.key, user_id: userId }),
   );
   return c.json(record, 201);
 });

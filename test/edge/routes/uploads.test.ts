@@ -105,6 +105,41 @@ describe("POST /api/upload/file", () => {
     await expectNothingStored(userId);
   });
 
+  it.each([
+    ["two small 'file' parts", 1024, 1024],
+    ["a large 'file' part, then a second one", 6 * MiB, 1024],
+  ])("answers 400 INVALID_MULTIPART to %s and stores neither", async (_label, firstSize, secondSize) => {
+    const { key, userId } = await createUser();
+    const form = multipart([
+      { name: "file", filename: "a.mp4", type: "video/mp4", data: fakeMp4(firstSize) },
+      { name: "file", filename: "b.mp4", type: "video/mp4", data: fakeMp4(secondSize) },
+    ]);
+    const response = await api("/api/upload/file", key, { method: "POST", headers: { "content-type": form.contentType }, body: form.body });
+    const problem = await expectProblem(response, 400, "INVALID_MULTIPART");
+    expect(problem.detail).toMatch(/more than one file part/);
+    await expectNothingStored(userId);
+  });
+
+  it.each([
+    ["a right-to-left override", "clip\u202Egpj.mp4", "clipgpj.mp4"],
+    ["a C1 control and a zero-width joiner", "cl\u0085ip\u200D.mp4", "clip.mp4"],
+    ["a path", "../../etc/clip.mp4", "clip.mp4"],
+  ])("keeps a file name with %s only as sanitised metadata; the key never carries it", async (_label, filename, kept) => {
+    const { key, userId } = await createUser();
+    const response = await uploadFile(key, fakeMp4(1024), "video/mp4", filename);
+    expect(response.status).toBe(201);
+    const record = await response.json<UploadRecord>();
+    expect(record.key).toMatch(new RegExp(`^uploads/${userId}/[0-9a-f]{32}\\.mp4$`));
+    const row = await env.DB.prepare("SELECT original_name FROM files WHERE key = ?").bind(record.key).first<{ original_name: string }>();
+    expect(row?.original_name).toBe(kept);
+  });
+
+  it.each([["NUL", "cl\u0000ip.mp4"], ["BEL and ESC", "\u0007cl\u001bip.mp4"]])("refuses a file name with %s (no part header may carry C0 controls) and stores nothing", async (_label, filename) => {
+    const { key, userId } = await createUser();
+    await expectProblem(await uploadFile(key, fakeMp4(1024), "video/mp4", filename), 400, "INVALID_MULTIPART");
+    await expectNothingStored(userId);
+  });
+
   it("answers 400 INVALID_MULTIPART to a Content-Type without a boundary", async () => {
     const { key } = await createUser();
     const response = await api("/api/upload/file", key, { method: "POST", headers: { "content-type": "multipart/form-data; charset=utf-8" }, body: "--x\r\n" });
