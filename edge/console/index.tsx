@@ -3,6 +3,7 @@ import type { Child } from "hono/jsx";
 import { AppError } from "../../shared/errors";
 import { problemResponse } from "../lib/problem";
 import { assetPaths, consoleAssets } from "./assets";
+import { filesOfSession } from "./files";
 import { Layout } from "./layout";
 import { Account, Composer, Files, Keys, Task, Tasks, Usage, Webhooks } from "./pages/app";
 import { Forgot, Reset, SignIn, SignUp, Verify } from "./pages/auth";
@@ -54,8 +55,6 @@ const PAGES: Record<string, PageSpec> = {
   "/forgot": { title: "Forgot password", page: "forgot", signedIn: false, body: Forgot },
   "/reset": { title: "Choose a new password", page: "reset", signedIn: false, body: Reset },
   "/tasks": { title: "Tasks", page: "tasks", signedIn: true, body: Tasks },
-  "/new": { title: "New task", page: "composer", signedIn: true, body: Composer },
-  "/files": { title: "Files", page: "files", signedIn: true, body: Files },
   "/keys": { title: "API keys", page: "keys", signedIn: true, body: Keys },
   "/usage": { title: "Usage", page: "usage", signedIn: true, body: Usage },
   "/webhooks": { title: "Webhooks", page: "webhooks", signedIn: true, body: Webhooks },
@@ -68,6 +67,18 @@ export const consolePages = new Hono<{ Bindings: Env }>();
 consolePages.get("/", (c) => c.redirect("/console/tasks", 302));
 
 for (const [path, spec] of Object.entries(PAGES)) consolePages.get(path, (c) => render(c, spec));
+
+/** Files and the composer list the user's files in the page itself (`data-files`). */
+for (const spec of [
+  { path: "/files", title: "Files", page: "files", signedIn: true, body: Files },
+  { path: "/new", title: "New task", page: "composer", signedIn: true, body: Composer },
+]) {
+  consolePages.get(spec.path, async (c) => {
+    const files = await filesOfSession(c);
+    if (!files) return c.redirect(`/console/signin?${new URLSearchParams({ next: c.req.path, reason: "expired" })}`, 302);
+    return render(c, spec, { files: JSON.stringify(files) });
+  });
+}
 
 consolePages.get("/tasks/:task_id{[A-Za-z0-9_-]{1,64}}", (c) =>
   render(c, { title: "Task", page: "task", signedIn: true, body: Task }, { "task-id": c.req.param("task_id") }),

@@ -169,6 +169,45 @@ describe("a developer's first session in the console", () => {
     await context.close();
   }, 240_000);
 
+  it("uploads a file with a progress bar, lists it with its expiry, offers it as a composer input, and deletes it", async () => {
+    const { page, context } = await newSession(browser);
+    const email = newEmail();
+    await signUpAndVerify(page, email);
+    await signIn(page, email);
+    await page.waitForURL(/\/console\/tasks$/);
+
+    await page.goto(`${stack.edgeUrl}/console/files`);
+    await ready(page);
+    expect(await page.locator("#file-empty").isVisible()).toBe(true);
+    await page.getByLabel("Upload a file (kept for a day)").setInputFiles(clipPath);
+    await page.getByRole("button", { name: "Upload", exact: true }).click();
+    await expect.poll(() => page.locator("#upload-status").textContent(), { timeout: 60_000 }).toContain("uploaded");
+    expect(await progressOf(page, "#upload-progress")).toBe(100);
+    await page.reload();
+    await ready(page);
+    expect(await page.locator("#file-table tbody tr").count()).toBe(1);
+    expect(await page.getByRole("link", { name: "console-clip.mp4" }).isVisible()).toBe(true);
+    expect(await page.locator("#file-table .countdown").textContent()).toMatch(/^2[34] h \d+ min$/);
+    await shoot(page, "files");
+    const fileUrl = (await page.getByRole("link", { name: "console-clip.mp4" }).getAttribute("href"))!;
+    expect((await stack.fetch(new URL(fileUrl).pathname)).status).toBe(200);
+
+    await page.goto(`${stack.edgeUrl}/console/new`);
+    await ready(page);
+    await page.getByLabel("File", { exact: true }).selectOption({ index: 1 });
+    await page.getByRole("button", { name: "Add as input" }).click();
+    await page.getByLabel("ffmpeg command").pressSequentially("-t 1 -c:v libx264 -preset ultrafast picked.mp4");
+    expect(await page.getByLabel("ffmpeg command").inputValue()).toBe(`-i ${fileUrl} -t 1 -c:v libx264 -preset ultrafast picked.mp4`);
+    await expect.poll(() => page.locator("#verdict").textContent(), PATIENT).toContain("Accepted");
+
+    await page.goto(`${stack.edgeUrl}/console/files`);
+    await ready(page);
+    await page.getByRole("button", { name: "Delete console-clip.mp4" }).click();
+    await expect.poll(() => page.locator("#file-empty").isVisible(), PATIENT).toBe(true);
+    expect((await stack.fetch(new URL(fileUrl).pathname)).status).toBe(404);
+    await context.close();
+  }, 240_000);
+
   it("shows usage as a chart, the webhook secret on request, and the account page", async () => {
     const { page, context } = await newSession(browser);
     const email = newEmail();

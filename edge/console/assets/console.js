@@ -462,7 +462,7 @@ async function composerPage() {
   });
 
   const picker = $("#file-pick");
-  const files = await listFiles().catch(() => []);
+  const files = pageFiles();
   picker.replaceChildren(
     el("option", { value: "" }, files.length ? "Choose a file…" : "No files yet: upload on the Files page"),
     ...files.map((file) => el("option", { value: file.url }, `${fileName(file)} (${formatBytes(file.size)})`)),
@@ -500,9 +500,9 @@ function showRefusedToken(container, command, token) {
 
 // ---- Files -----------------------------------------------------------------------------------
 
-async function listFiles() {
-  const answer = await api("/files");
-  return answer.files;
+/** The user's files, listed by the server into the page (there is no listing endpoint to call). */
+function pageFiles() {
+  return JSON.parse(document.body.dataset.files || "[]");
 }
 
 function fileName(file) {
@@ -510,8 +510,8 @@ function fileName(file) {
 }
 
 async function filesPage() {
-  const render = async () => {
-    const files = await listFiles();
+  let files = pageFiles();
+  const render = () => {
     $("#file-empty").hidden = files.length > 0;
     $("#file-table").parentElement.hidden = files.length === 0;
     $("#file-table tbody").replaceChildren(
@@ -532,14 +532,15 @@ async function filesPage() {
               if (!confirm(`Delete ${fileName(file)}?`)) return;
               await api(`/files/${encodeURIComponent(file.key)}`, { method: "DELETE" });
               announce(`${fileName(file)} deleted`);
-              await render();
+              files = files.filter((other) => other.key !== file.key);
+              render();
             }) }, "Delete"),
           ),
         ),
       ),
     );
   };
-  await render();
+  render();
   setInterval(() => {
     for (const cell of document.querySelectorAll(".countdown")) cell.textContent = countdown(cell.dataset.expires);
   }, 1000);
@@ -557,7 +558,8 @@ async function filesPage() {
     });
     status.textContent = `${file.name} uploaded (${formatBytes(record.size)}).`;
     $("#upload-form").reset();
-    await render();
+    files = [{ ...record, filename: file.name }, ...files];
+    render();
   });
 }
 
