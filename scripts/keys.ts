@@ -1,7 +1,10 @@
 /**
  * API key administration for the operator: `npm run --silent keys -- <command>`.
  *
- *   create --user <name>   create the user if new and give it a fresh key; prints ONLY the key
+ *   create --user <name> [--email <address>]
+ *                          create the user if new and give it a fresh key; prints ONLY the key.
+ *                          --email sets the user's address, so that the console's password
+ *                          reset lets the user set a password (without one it cannot sign in)
  *   list                   prefix, user, created, revoked of every key (never a key itself)
  *   revoke <prefix>        revoke the key with that display prefix
  *
@@ -16,6 +19,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { type Statement, isValidUserName, newKeyStatements } from "../shared/accounts";
 import { hashApiKey } from "../shared/api-keys";
+import { EmailSchema } from "../shared/schemas/accounts";
 
 export const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const WRANGLER = resolve(ROOT, "node_modules/.bin/wrangler");
@@ -30,7 +34,9 @@ export class CliError extends Error {
 }
 
 const USAGE = `usage: npm run --silent keys -- <command> [--remote | --persist-to <dir>]
-  create --user <name>   create the user if new and a fresh key; prints only the key
+  create --user <name> [--email <address>]
+                         create the user if new and a fresh key; prints only the key
+                         (--email: the address the console's password reset mails to)
   list                   list keys: prefix, user, created, revoked
   revoke <prefix>        revoke the key with that prefix (e.g. ffe_AbCdEfGh)`;
 
@@ -114,8 +120,8 @@ export async function execute(target: Target, statements: Statement[]): Promise<
 }
 
 /** Creates the user if new and a fresh key for it; returns the key, shown only this once. */
-export async function createKey(target: Target, userName: string): Promise<{ key: string; prefix: string; userId: string }> {
-  const { key, prefix, statements } = await newKeyStatements(userName);
+export async function createKey(target: Target, userName: string, email?: string): Promise<{ key: string; prefix: string; userId: string }> {
+  const { key, prefix, statements } = await newKeyStatements(userName, new Date(), email);
   const check = { sql: "SELECT user_id FROM api_keys WHERE hash = ?", params: [await hashApiKey(key)] };
   const results = await execute(target, [...statements, check]);
   const userId = results.at(-1)?.[0]?.user_id;
@@ -154,24 +160,26 @@ function parseCommandLine(argv: string[]) {
     return parseArgs({
       args: argv,
       allowPositionals: true,
-      options: { user: { type: "string" }, remote: { type: "boolean", default: false }, "persist-to": { type: "string" }, help: { type: "boolean", short: "h" } },
+      options: { user: { type: "string" }, email: { type: "string" }, remote: { type: "boolean", default: false }, "persist-to": { type: "string" }, help: { type: "boolean", short: "h" } },
     });
   } catch (error) {
     throw new CliError(`${(error as Error).message}\n${USAGE}`, 2);
   }
 }
 
-type Command = { name: "create"; user: string } | { name: "list" } | { name: "revoke"; prefix: string };
+type Command = { name: "create"; user: string; email?: string } | { name: "list" } | { name: "revoke"; prefix: string };
 
 /** The command a command line asks for, checked before anything touches a database. */
-function commandFrom(positionals: string[], user: string | undefined): Command {
+function commandFrom(positionals: string[], user: string | undefined, email: string | undefined): Command {
   const [name, argument, ...rest] = positionals;
   if (rest.length > 0) throw new CliError(`Unexpected arguments: ${rest.join(" ")}\n${USAGE}`, 2);
   switch (name) {
     case "create":
       if (!user || argument) throw new CliError(`create needs --user <name>.\n${USAGE}`, 2);
       if (!isValidUserName(user)) throw new CliError(`'${user}' is not a valid user name (letters, digits and _.@+-, at most 64).`, 2);
-      return { name, user };
+      if (email === undefined) return { name, user };
+      if (!EmailSchema.safeParse(email).success) throw new CliError(`'${email}' is not a valid email address.`, 2);
+      return { name, user, email };
     case "list":
       if (argument) throw new CliError(`list takes no argument.\n${USAGE}`, 2);
       return { name };
@@ -186,7 +194,7 @@ function commandFrom(positionals: string[], user: string | undefined): Command {
 async function run(target: Target, command: Command): Promise<void> {
   switch (command.name) {
     case "create": {
-      const { key, prefix, userId } = await createKey(target, command.user);
+      const { key, prefix, userId } = await createKey(target, command.user, command.email);
       process.stderr.write(`Created key ${prefix}… for user '${command.user}' (${userId}). It is shown only once.\n`);
       process.stdout.write(`${key}\n`);
       return;
@@ -207,7 +215,7 @@ export async function main(argv: string[]): Promise<void> {
     return;
   }
   if (values.remote && values["persist-to"]) throw new CliError("--remote and --persist-to exclude each other.", 2);
-  const command = commandFrom(positionals, values.user);
+  const command = commandFrom(positionals, values.user, values.email);
   const target: Target = values.remote ? { remote: true } : { remote: false, persistTo: values["persist-to"] && resolve(values["persist-to"]) };
   if (!target.remote) await applyLocalMigrations(target.persistTo);
   await run(target, command);

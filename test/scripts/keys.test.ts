@@ -54,6 +54,15 @@ describe("keys create", () => {
     expect(await query("SELECT COUNT(*) AS n FROM api_keys k JOIN users u ON u.id = k.user_id WHERE u.name = ?", "bob")).toEqual([{ n: 2 }]);
   });
 
+  it("sets the user's email with --email, so the console's password reset can reach the user", async () => {
+    const run = await keys("create", "--user", "dora", "--email", "Dora@Example.com");
+    expect(run.code).toBe(0);
+    expect(await query("SELECT email, password_hash FROM users WHERE name = ?", "dora")).toEqual([{ email: "dora@example.com", password_hash: null }]);
+    const refused = await keys("create", "--user", "dora", "--email", "not an address");
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain("not a valid email address");
+  });
+
   it.each([["bad name"], ["x'; DROP TABLE users; --"], [""]])("refuses the user name %j with a message on stderr and creates nothing", async (name) => {
     const run = await keys("create", "--user", name);
     expect(run.code).not.toBe(0);
