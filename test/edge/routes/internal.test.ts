@@ -1,7 +1,8 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { signToken } from "../../../edge/lib/signed-token";
-import { api, createUser, md5Hex, pathOf, postJson } from "../helpers";
+import { expectProblem } from "../files/fixtures";
+import { api, createUser, fakeMp4, md5Hex, pathOf, postJson } from "../helpers";
 
 const COMMAND = "ffmpeg -i https://example.com/in.mp4 -t 2 out.mp4";
 const HOUR = 3600;
@@ -31,20 +32,17 @@ function putObject(uploadUrl: string, body: Uint8Array, contentLength = body.byt
   return api(pathOf(uploadUrl), undefined, { method: "PUT", headers: { "content-length": String(contentLength) }, body });
 }
 
-async function expectProblem(response: Response, status: number, code: string): Promise<void> {
-  expect(response.status).toBe(status);
-  expect(response.headers.get("content-type")).toMatch(/^application\/problem\+json/);
-  expect((await response.json<{ code: string }>()).code).toBe(code);
-}
-
 async function taskOf(taskId: string, key: string): Promise<Record<string, unknown>> {
   return (await api(`/v1/tasks/${taskId}`, key)).json();
 }
 
-/** Changes one character of the signature, so the token no longer matches its payload. */
+/**
+ * Changes the first character of the signature (after the last "."), so the token no longer
+ * matches its payload. Not the last one: its low bits are base64 padding that decoding drops.
+ */
 function forge(token: string): string {
-  const last = token.at(-1) === "A" ? "B" : "A";
-  return token.slice(0, -1) + last;
+  const at = token.lastIndexOf(".") + 1;
+  return token.slice(0, at) + (token[at] === "A" ? "B" : "A") + token.slice(at + 1);
 }
 
 describe("callback authentication (/internal/tasks/{id}/*)", () => {
@@ -151,26 +149,26 @@ describe("POST /internal/tasks/{id}/events", () => {
 describe("POST /internal/tasks/{id}/outputs and PUT /internal/objects/{token}", () => {
   it("grants an upload URL whose PUT stores the output, so a completed report lists it on the CDN", async () => {
     const { taskId, key, userId, token } = await newTask();
+    const bytes = fakeMp4(4096);
     await callback(taskId, "events", token, { type: "started", seq: 0 });
-    const grantResponse = await callback(taskId, "outputs", token, { filename: "out.mp4", size: 5, content_type: "video/mp4; codecs=avc1" });
+    const grantResponse = await callback(taskId, "outputs", token, { filename: "out.mp4", size: bytes.byteLength, content_type: "video/mp4; codecs=avc1" });
     expect(grantResponse.status).toBe(200);
     const grant = await grantResponse.json<{ upload_url: string; key: string }>();
     expect(grant.key).toBe(`outputs/${userId}/${taskId}/out.mp4`);
 
-    const bytes = new TextEncoder().encode("hello");
     const stored = await putObject(grant.upload_url, bytes);
     expect(stored.status).toBe(201);
-    expect(await stored.json()).toEqual({ key: grant.key, size: 5, md5: await md5Hex(bytes) });
+    expect(await stored.json()).toEqual({ key: grant.key, size: bytes.byteLength, md5: await md5Hex(bytes) });
     const object = await env.FILES.get(grant.key);
-    expect(await object?.text()).toBe("hello");
-    expect(object?.httpMetadata?.contentType).toBe("video/mp4");
+    expect(new Uint8Array(await object!.arrayBuffer())).toEqual(bytes);
+    expect(object!.httpMetadata?.contentType).toBe("video/mp4");
 
-    await callback(taskId, "events", token, { type: "completed", seq: 1, outputs: [{ filename: "out.mp4", size: 5 }] });
+    await callback(taskId, "events", token, { type: "completed", seq: 1, outputs: [{ filename: "out.mp4", size: bytes.byteLength }] });
     const task = await taskOf(taskId, key);
-    expect(task).toMatchObject({ status: "completed", progress: 100, outputs: [{ filename: "out.mp4", size: 5 }] });
+    expect(task).toMatchObject({ status: "completed", progress: 100, outputs: [{ filename: "out.mp4", size: bytes.byteLength }] });
     const download = await api(pathOf((task.outputs as { url: string }[])[0]!.url), undefined);
     expect(download.status).toBe(200);
-    expect(await download.text()).toBe("hello");
+    expect(new Uint8Array(await download.arrayBuffer())).toEqual(bytes);
   });
 
   it.each([
