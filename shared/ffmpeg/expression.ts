@@ -102,7 +102,7 @@ export function evaluateConstant(text: string): number | undefined {
 type RangeFunction = (args: Range[]) => Range;
 
 /** Functions a particular option adds to the common set (rotate's `rotw`/`roth`). */
-export type Functions = Readonly<Record<string, { arity: readonly number[]; apply: RangeFunction }>>;
+export type Functions = Readonly<Record<string, { arity: readonly number[]; apply: RangeFunction; exact?: (...args: number[]) => number }>>;
 
 const monotone = (f: (x: number) => number): RangeFunction => ([x]) => sorted(f(x!.lo), f(x!.hi));
 
@@ -113,15 +113,16 @@ const FUNCTIONS: Functions = {
   trunc: { arity: [1], apply: monotone(Math.trunc) },
   floor: { arity: [1], apply: monotone(Math.floor) },
   ceil: { arity: [1], apply: monotone(Math.ceil) },
-  round: { arity: [1], apply: monotone(Math.round) },
+  // C's round() takes halves away from zero; Math.round takes them up.
+  round: { arity: [1], apply: monotone((x) => Math.sign(x) * Math.round(Math.abs(x))) },
   sqrt: { arity: [1], apply: ([x]) => (x!.lo < 0 ? UNBOUNDED : sorted(Math.sqrt(x!.lo), Math.sqrt(x!.hi))) },
   exp: { arity: [1], apply: monotone(Math.exp) },
   log: { arity: [1], apply: ([x]) => (x!.lo < 0 ? UNBOUNDED : sorted(Math.log(x!.lo), Math.log(x!.hi))) },
   abs: { arity: [1], apply: ([x]) => (x!.lo >= 0 ? x! : x!.hi <= 0 ? negate(x!) : { lo: 0, hi: Math.max(-x!.lo, x!.hi) }) },
-  sin: { arity: [1], apply: ([x]) => (x!.lo === x!.hi ? exactly(Math.sin(x!.lo)) : between(-1, 1)) },
-  cos: { arity: [1], apply: ([x]) => (x!.lo === x!.hi ? exactly(Math.cos(x!.lo)) : between(-1, 1)) },
-  hypot: { arity: [2], apply: ([a, b]) => ({ lo: 0, hi: Math.hypot(magnitude(a!), magnitude(b!)) }) },
-  mod: { arity: [2], apply: ([_a, b]) => between(-magnitude(b!), magnitude(b!)) },
+  sin: { arity: [1], apply: () => between(-1, 1), exact: Math.sin },
+  cos: { arity: [1], apply: () => between(-1, 1), exact: Math.cos },
+  hypot: { arity: [2], apply: ([a, b]) => ({ lo: 0, hi: Math.hypot(magnitude(a!), magnitude(b!)) }), exact: Math.hypot },
+  mod: { arity: [2], apply: ([_a, b]) => between(-magnitude(b!), magnitude(b!)), exact: (a, b) => a - Math.floor(a / b) * b },
   clip: { arity: [3], apply: ([x, low, high]) => FUNCTIONS.max!.apply([FUNCTIONS.min!.apply([x!, high!]), low!]) },
   if: { arity: [2, 3], apply: ([condition, then, otherwise = exactly(0)]) => choose(condition!, then!, otherwise) },
   ifnot: { arity: [2, 3], apply: ([condition, then, otherwise = exactly(0)]) => choose(condition!, otherwise, then!) },
@@ -131,9 +132,9 @@ const FUNCTIONS: Functions = {
   gte: { arity: [2], apply: ([a, b]) => truth(a!.lo >= b!.hi, a!.hi < b!.lo) },
   lt: { arity: [2], apply: ([a, b]) => truth(a!.hi < b!.lo, a!.lo >= b!.hi) },
   lte: { arity: [2], apply: ([a, b]) => truth(a!.hi <= b!.lo, a!.lo > b!.hi) },
-  isnan: { arity: [1], apply: () => BOOLEAN },
-  isinf: { arity: [1], apply: () => BOOLEAN },
-  between: { arity: [3], apply: () => BOOLEAN },
+  isnan: { arity: [1], apply: () => BOOLEAN, exact: (x) => Number(Number.isNaN(x)) },
+  isinf: { arity: [1], apply: () => BOOLEAN, exact: (x) => Number(x === Infinity || x === -Infinity) },
+  between: { arity: [3], apply: () => BOOLEAN, exact: (x, lo, hi) => Number(x >= lo && x <= hi) },
 };
 
 /** A comparison over ranges: 1 or 0 when the ranges decide it, either otherwise. */
@@ -141,9 +142,10 @@ function truth(always: boolean, never: boolean): Range {
   return always ? exactly(1) : never ? exactly(0) : BOOLEAN;
 }
 
-/** `if(c, a, b)`: a constant condition picks a branch; otherwise either may be taken. */
+/** `if(c, a, b)`: a constant condition picks a branch (in C, NaN is true); otherwise either may be taken. */
 function choose(condition: Range, whenTrue: Range, whenFalse: Range): Range {
-  if (condition.lo === condition.hi) return condition.lo !== 0 && !Number.isNaN(condition.lo) ? whenTrue : whenFalse;
+  if (condition.lo === condition.hi) return condition.lo !== 0 ? whenTrue : whenFalse;
+  if (Number.isNaN(condition.lo) || Number.isNaN(condition.hi)) return { lo: Math.min(whenTrue.lo, whenFalse.lo), hi: Math.max(whenTrue.hi, whenFalse.hi) };
   return { lo: Math.min(whenTrue.lo, whenFalse.lo), hi: Math.max(whenTrue.hi, whenFalse.hi) };
 }
 
@@ -265,6 +267,8 @@ class Parser {
     const fn = Object.hasOwn(this.functions, name) ? this.functions[name] : undefined;
     if (fn === undefined) throw new ExpressionError(`the function '${name}' cannot be bounded`);
     if (!fn.arity.includes(args.length)) throw new ExpressionError(`'${name}' takes ${fn.arity.join(" or ")} arguments`);
+    // Functions whose range is looser than their value are computed exactly on constants.
+    if (fn.exact && args.every((arg) => arg.lo === arg.hi)) return exactly(fn.exact(...args.map((arg) => arg.lo)));
     return fn.apply(args);
   }
 

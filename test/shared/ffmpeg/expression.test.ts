@@ -4,8 +4,9 @@
  */
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { between, evaluateConstant, evaluateRange, ExpressionError, parseNumber } from "../../../shared/ffmpeg/expression";
+import { between, evaluateConstant, evaluateRange, exactly, ExpressionError, parseNumber } from "../../../shared/ffmpeg/expression";
 
 const FRAME = { iw: between(1, 8192), ih: between(1, 8192), sar: between(1, 1) };
 
@@ -69,6 +70,34 @@ describe("expressions", () => {
 
   it("refuses nesting deep enough to exhaust the stack", () => {
     expect(() => evaluateRange(`${"(".repeat(500)}1${")".repeat(500)}`)).toThrow(ExpressionError);
+  });
+});
+
+describe("soundness of the ranges (property)", () => {
+  const leaf = fc.oneof(fc.constantFrom("iw", "ih", "a", "-2", "0", "0.5", "1e1", "0x10", "48k", "(3)"), fc.integer({ min: -50, max: 50 }).map(String));
+  const expression: fc.Arbitrary<string> = fc.letrec<{ node: string }>((tie) => ({
+    node: fc.oneof(
+      { depthSize: "small", withCrossShrink: true },
+      leaf,
+      fc.tuple(tie("node"), fc.constantFrom("+", "-", "*", "/", "^"), tie("node")).map(([a, op, b]) => (op === "^" ? `(${a})^2` : `(${a})${op}(${b})`)),
+      fc.tuple(fc.constantFrom("min", "max", "hypot", "mod", "gt", "lt", "eq", "gte", "lte"), tie("node"), tie("node")).map(([f, a, b]) => `${f}(${a},${b})`),
+      fc.tuple(fc.constantFrom("trunc", "floor", "ceil", "round", "abs", "not", "sqrt"), tie("node")).map(([f, a]) => `${f}(${a})`),
+      fc.tuple(tie("node"), tie("node"), tie("node")).map(([c, a, b]) => `if(${c},${a},${b})`),
+      fc.tuple(tie("node"), tie("node"), tie("node")).map(([x, lo, hi]) => `clip(${x},${lo},${hi})`),
+    ),
+  })).node;
+
+  it("every value an expression takes for a concrete input lies within the range computed for all inputs", () => {
+    fc.assert(
+      fc.property(expression, fc.integer({ min: 1, max: 8192 }), fc.integer({ min: 1, max: 8192 }), (text, width, height) => {
+        const bounds = evaluateRange(text, { iw: between(1, 8192), ih: between(1, 8192), a: between(1 / 8192, 8192) });
+        const value = evaluateRange(text, { iw: exactly(width), ih: exactly(height), a: exactly(width / height) });
+        if (value.lo !== value.hi || !Number.isFinite(value.lo)) return;
+        expect(value.lo).toBeGreaterThanOrEqual(bounds.lo - 1e-9 * Math.abs(bounds.lo));
+        expect(value.lo).toBeLessThanOrEqual(bounds.hi + 1e-9 * Math.abs(bounds.hi));
+      }),
+      { numRuns: 2000 },
+    );
   });
 });
 
