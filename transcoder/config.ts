@@ -113,7 +113,8 @@ export interface TranscoderConfig {
 }
 
 export const DEFAULT_TIMINGS: Timings = {
-  progressIntervalMs: 500,
+  // ffmpeg writes progress every 0.5 s: every line goes out as it comes (issue 12: ≤ 250 ms to SSE).
+  progressIntervalMs: 250,
   heartbeatMs: 10_000,
   callbackTimeoutMs: 15_000,
   retryBaseMs: 500,

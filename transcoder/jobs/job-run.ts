@@ -58,6 +58,8 @@ export class JobRun {
   private readonly workOver = deferred();
   /** ffmpeg's pid (and process group) while it runs. */
   ffmpegPid: number | undefined;
+  /** Milliseconds spent in each phase, logged with "job finished": where a task's time goes. */
+  private readonly phases: Record<string, number> = {};
   /** ffmpeg's stderr (its last 256 KiB, local paths replaced), for GET /v1/tasks/{id}/logs. */
   private ffmpegLog: string | undefined;
 
@@ -106,10 +108,20 @@ export class JobRun {
       clearTimeout(deadline);
       this.workOver.resolve();
     }
-    this.log.info({ outcome: report.type, error_code: report.type === "failed" ? report.error_code : undefined }, "job finished");
     // Before the terminal report, so the log is there as soon as the task shows as ended.
-    if (this.ffmpegLog !== undefined) await this.client.putLog(this.ffmpegLog).catch((error: unknown) => this.log.warn({ err: error }, "could not store the ffmpeg log"));
-    await this.reporter.finish(report);
+    const ffmpegLog = this.ffmpegLog;
+    if (ffmpegLog !== undefined) await this.timed("log", () => this.client.putLog(ffmpegLog).catch((error: unknown) => this.log.warn({ err: error }, "could not store the ffmpeg log")));
+    await this.timed("report", () => this.reporter.finish(report));
+    this.log.info({ outcome: report.type, error_code: report.type === "failed" ? report.error_code : undefined, phases_ms: this.phases }, "job finished");
+  }
+
+  private async timed<T>(phase: string, work: () => Promise<T>): Promise<T> {
+    const start = performance.now();
+    try {
+      return await work();
+    } finally {
+      this.phases[phase] = Math.round((this.phases[phase] ?? 0) + performance.now() - start);
+    }
   }
 
   private get signal(): AbortSignal {
@@ -125,18 +137,18 @@ export class JobRun {
       throw error;
     });
     try {
-      const hostInputs = await downloadInputs(parsed, workspace, config, this.signal);
+      const hostInputs = await this.timed("download", () => downloadInputs(parsed, workspace, config, this.signal));
       const files = this.filesFor(workspace, hostInputs, user);
       const argv = buildArgv(withInputGuards(parsed, config.maxInputPixels), { inputPaths: files.inputs, outputDir: files.seen.outDir });
-      await screenInputs(inputsToScreen(parsed, argv, files.inputs), parsed, files.context, files.inputs, ffmpeg, this.signal);
+      await this.timed("screen", () => screenInputs(inputsToScreen(parsed, argv, files.inputs), parsed, files.context, files.inputs, ffmpeg, this.signal));
       await this.transcode(parsed, argv, files, timeoutSeconds);
       const declared = declaredOutputs(parsed);
       const outputFiles = inCommandOrder(declared.names, onlyDeclared(declared, await collectOutputs(workspace.outDir, this.outputLimits)));
       checkExpected(declared.names, outputFiles);
-      await this.upload(outputFiles);
+      await this.timed("upload", () => this.upload(outputFiles));
       const outputs = [];
       for (const file of outputFiles) {
-        const metadata = this.job.with_metadata ? await this.metadataOf(file, files) : undefined;
+        const metadata = this.job.with_metadata ? await this.timed("metadata", () => this.metadataOf(file, files)) : undefined;
         outputs.push({ filename: file.filename, size: file.size, ...(metadata ? { metadata } : {}) });
       }
       this.signal.throwIfAborted();
@@ -192,6 +204,8 @@ export class JobRun {
       guard.progress(snapshot, plan);
       const done = percentDone(snapshot, plan);
       if (done === undefined) return;
+      // With its receipt time: the tasks benchmark measures from here to the SSE client.
+      this.log.debug({ progress: done }, "ffmpeg progress");
       this.reporter.progress({
         type: "progress",
         progress: done,
@@ -199,7 +213,7 @@ export class JobRun {
         ...(snapshot.speed !== undefined ? { speed: snapshot.speed } : {}),
       });
     });
-    const releaseSlot = await this.deps.ffmpegSlots?.acquire(this.signal);
+    const releaseSlot = await this.timed("slot", async () => this.deps.ffmpegSlots?.acquire(this.signal));
     const stopWatching = watchOutputs(files.host.outDir, this.outputLimits, (failure) => this.cancel(failure));
     let result: RunResult;
     try {
@@ -212,7 +226,7 @@ export class JobRun {
         onStderr: (chunk) => streams.push(chunk),
       });
       this.ffmpegPid = ffmpeg.pid;
-      result = await ffmpeg.result;
+      result = await this.timed("ffmpeg", () => ffmpeg.result);
       this.ffmpegLog = withoutLocalPaths(result.stderr, files);
     } finally {
       guard.stop();
