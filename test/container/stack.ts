@@ -1,0 +1,149 @@
+import { execFile } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { createReadStream } from "node:fs";
+import { mkdtemp, rm, stat } from "node:fs/promises";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { unstable_startWorker } from "wrangler";
+import { newKeyStatements } from "../../shared/accounts";
+
+const run = promisify(execFile);
+const quiet = { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false", CI: "1" };
+
+/**
+ * The production topology on this machine: the Worker under `wrangler dev` with Containers on
+ * (wrangler builds transcoder/Dockerfile through Docker), so every task runs in its own
+ * TranscoderContainer whose traffic goes through the Worker's outbound handlers; and an input
+ * origin the Worker reaches by this machine's own name (allow-listed for development, as the
+ * policy refuses private hosts; inside the container every name resolves to the sidecar).
+ */
+export class ContainerStack {
+  private constructor(
+    readonly edgeUrl: string,
+    readonly inputHost: string,
+    private readonly origin: http.Server,
+    private readonly worker: Awaited<ReturnType<typeof unstable_startWorker>>,
+    private readonly persist: string,
+  ) {}
+
+  /** `files`: name → local file the input origin serves; `redirects`: name → where it redirects. */
+  static async start(files: Record<string, string>, redirects: Record<string, string> = {}): Promise<ContainerStack> {
+    const inputHost = await localName();
+    const persist = await mkdtemp(path.join(os.tmpdir(), "ffedge-container-"));
+    await run("node_modules/.bin/wrangler", ["d1", "migrations", "apply", "DB", "--local", "--persist-to", persist], { env: quiet });
+    const origin = await serve(files, redirects);
+    const edgePort = await freePort();
+    const edgeUrl = `http://127.0.0.1:${edgePort}`;
+    const vars: Record<string, string> = {
+      PUBLIC_URL: edgeUrl,
+      CN_PUBLIC_URL: edgeUrl,
+      EDGE_URL: edgeUrl,
+      // No transcoder URL: the dispatcher starts one TranscoderContainer per task.
+      TRANSCODER_URL: "",
+      SIGNING_SECRET: "container-signing-secret",
+      TRANSCODER_SECRET: "container-transcoder-secret",
+      DEV_FETCH_ALLOW_HOSTS: inputHost,
+    };
+    const worker = await unstable_startWorker({
+      config: "wrangler.toml",
+      build: { nodejsCompatMode: "v2" },
+      bindings: Object.fromEntries(Object.entries(vars).map(([name, value]) => [name, { type: "plain_text" as const, value }])),
+      dev: {
+        persist,
+        server: { hostname: "127.0.0.1", port: edgePort },
+        inspector: false,
+        logLevel: process.env.FFEDGE_CONTAINER_LOG === "1" ? "log" : "warn",
+        watch: false,
+        enableContainers: true,
+        // Names this run's image build, as `wrangler dev` does.
+        containerBuildId: randomUUID().slice(0, 8),
+        ...(process.env.WRANGLER_DOCKER_BIN ? { dockerPath: process.env.WRANGLER_DOCKER_BIN } : {}),
+      },
+    });
+    await worker.ready;
+    return new ContainerStack(edgeUrl, inputHost, origin, worker, persist);
+  }
+
+  /** A URL of the input origin, as a user would write it in a command. */
+  inputUrl(name: string): string {
+    return `http://${this.inputHost}/${name}`;
+  }
+
+  async createUser(): Promise<string> {
+    const { key, statements } = await newKeyStatements(`container-${Math.random().toString(36).slice(2, 10)}`);
+    const sql = statements.map((s) => s.sql.replace(/\?/g, () => literal(s.params.shift() ?? null))).join(";\n");
+    await run("node_modules/.bin/wrangler", ["d1", "execute", "DB", "--local", "--persist-to", this.persist, "--command", sql], { env: quiet });
+    return key;
+  }
+
+  fetch(route: string, init?: RequestInit): Promise<Response> {
+    return fetch(`${this.edgeUrl}${route}`, init);
+  }
+
+  async stop(): Promise<void> {
+    await this.worker.dispose();
+    await new Promise<void>((resolve) => {
+      this.origin.closeAllConnections();
+      this.origin.close(() => resolve());
+    });
+    await rm(this.persist, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Running TranscoderContainers (workerd names them `workerd-<id>-ffedge-TranscoderContainer-<object id>`),
+ * by id; `sidecars` also lists their `…-proxy` egress sidecars.
+ */
+export async function transcoderContainers(options: { sidecars?: boolean } = {}): Promise<string[]> {
+  const { stdout } = await run("docker", ["ps", "--format", "{{.ID}} {{.Names}}"]);
+  return stdout
+    .split("\n")
+    .filter((line) => /-ffedge-TranscoderContainer-[0-9a-f]+(-proxy)?$/.test(line) && (options.sidecars || !line.endsWith("-proxy")))
+    .map((line) => line.split(" ")[0]!);
+}
+
+/** This machine's own name, which resolves here to a local address (the Worker fetches inputs by it). */
+async function localName(): Promise<string> {
+  const name = os.hostname().toLowerCase();
+  const { address } = await import("node:dns/promises").then((dns) => dns.lookup(name));
+  if (!address) throw new Error(`${name} does not resolve on this machine`);
+  return name;
+}
+
+async function serve(files: Record<string, string>, redirects: Record<string, string>): Promise<http.Server> {
+  const server = http.createServer(async (request, response) => {
+    const name = (request.url ?? "/").slice(1);
+    const location = redirects[name];
+    if (location) return void response.writeHead(302, { location }).end();
+    const file = files[name];
+    if (!file) return void response.writeHead(404).end();
+    response.writeHead(200, { "content-type": "video/mp4", "content-length": (await stat(file)).size });
+    createReadStream(file).pipe(response);
+  });
+  // Port 80: a container without internet may open only ports 80 and 443, which the platform
+  // intercepts; other ports are reset. https://developers.cloudflare.com/containers/platform-details/outbound-traffic/
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", (error) => reject(new Error(`The input origin needs port 80 on 127.0.0.1 (run as root, with the port free): ${error.message}`)));
+    server.listen(80, "127.0.0.1", resolve);
+  });
+  return server;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function literal(value: string | null): string {
+  return value === null ? "NULL" : `'${value.replaceAll("'", "''")}'`;
+}

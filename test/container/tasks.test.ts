@@ -1,0 +1,106 @@
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Clips, makeClips } from "../transcoder/helpers/media";
+import { ContainerStack, transcoderContainers } from "./stack";
+
+const run = promisify(execFile);
+const MB = 1024 * 1024;
+
+let clips: Clips;
+let stack: ContainerStack;
+let key: string;
+
+interface Task {
+  task_id: string;
+  status: string;
+  progress: number;
+  error?: string | null;
+  error_code?: string | null;
+  outputs?: { filename: string; url: string; size: number }[];
+  retries?: number;
+}
+
+beforeAll(async () => {
+  clips = await makeClips();
+  stack = await ContainerStack.start({ "clip.mp4": clips.clip, "long.mp4": clips.long }, { "moved.mp4": "http://10.0.0.5/in.mp4" });
+  key = await stack.createUser();
+});
+
+afterAll(async () => {
+  await stack?.stop();
+  await clips?.remove();
+});
+
+async function submit(command: string): Promise<string> {
+  const response = await stack.fetch("/v1/tasks", { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ command }) });
+  expect(response.status, await response.clone().text()).toBe(201);
+  return (await response.json() as { task_id: string }).task_id;
+}
+
+async function task(id: string): Promise<Task> {
+  return (await stack.fetch(`/v1/tasks/${id}`, { headers: { authorization: `Bearer ${key}` } })).json() as Promise<Task>;
+}
+
+/** Polls until `done` holds; generous, as two busy cores build and start containers slowly. */
+async function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 180_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(value)}`);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
+const ended = (t: Task) => t.status === "completed" || t.status === "failed";
+const noTranscoderContainer = () => until("the task's container to be gone", transcoderContainers, (ids) => ids.length === 0, 60_000);
+
+describe("tasks in TranscoderContainers (wrangler dev with Containers)", () => {
+  it("fetches the input through the outbound handler and stores a >100 MB output through the Worker; the container is gone after", async () => {
+    const id = await submit(`ffmpeg -i ${stack.inputUrl("clip.mp4")} -vf scale=1280:720 -c:v rawvideo -an out.mkv`);
+    const done = await until("the task to end", () => task(id), ended);
+    expect(done, JSON.stringify(done)).toMatchObject({ status: "completed", progress: 100 });
+    const output = done.outputs![0]!;
+    expect(output.size).toBeGreaterThan(100 * MB);
+    const download = await fetch(output.url);
+    expect(download.status).toBe(200);
+    expect(Number(download.headers.get("content-length"))).toBe(output.size);
+    await download.body?.cancel();
+    const logs = await stack.fetch(`/v1/tasks/${id}/logs`, { headers: { authorization: `Bearer ${key}` } });
+    expect(logs.status).toBe(200);
+    await logs.body?.cancel();
+    await noTranscoderContainer();
+  });
+
+  it("refuses an input that leads to a private address and ends the task with INPUT_DOWNLOAD_FAILED; the container is gone after", async () => {
+    // Submission refuses a private address written in the command; a redirect reaches it only at download time.
+    const id = await submit(`ffmpeg -i ${stack.inputUrl("moved.mp4")} out.mp4`);
+    const done = await until("the task to end", () => task(id), ended);
+    expect(done).toMatchObject({ status: "failed", error_code: "INPUT_DOWNLOAD_FAILED" });
+    expect(done.error).toMatch(/10\.0\.0\.5/);
+    await noTranscoderContainer();
+  });
+
+  it("cancels a running task and removes its container", async () => {
+    const id = await submit(`ffmpeg -i ${stack.inputUrl("long.mp4")} -vf scale=1920:1080 -c:v libx264 -preset veryslow out.mp4`);
+    await until("the task to run", () => task(id), (t) => t.status === "running" && t.progress > 0);
+    expect((await transcoderContainers()).length).toBe(1);
+    const cancel = await stack.fetch(`/v1/tasks/${id}/cancel`, { method: "POST", headers: { authorization: `Bearer ${key}` } });
+    expect(cancel.status).toBeLessThan(300);
+    expect(await task(id)).toMatchObject({ status: "failed", error_code: "CANCELED" });
+    await noTranscoderContainer();
+  });
+
+  it("starts the run again in a new container when its container dies mid-task", async () => {
+    const id = await submit(`ffmpeg -i ${stack.inputUrl("long.mp4")} -vf scale=1920:1080 -c:v libx264 -preset veryslow out.mp4`);
+    await until("the task to run", () => task(id), (t) => t.status === "running" && t.progress > 0);
+    const [first] = await transcoderContainers();
+    await run("docker", ["kill", first!]);
+    const second = await until("a new container", transcoderContainers, (ids) => ids.length === 1 && ids[0] !== first, 120_000);
+    expect(second[0]).not.toBe(first);
+    await until("the new run to report", () => task(id), (t) => t.status === "running" && (t.retries ?? 1) >= 1);
+    await stack.fetch(`/v1/tasks/${id}/cancel`, { method: "POST", headers: { authorization: `Bearer ${key}` } });
+    await noTranscoderContainer();
+  });
+});
