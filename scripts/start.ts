@@ -101,6 +101,44 @@ async function waitForEdge(key: string, isStopped: () => boolean): Promise<boole
   return false;
 }
 
+interface OutboxMessage {
+  id: string;
+  to: string;
+  subject: string;
+  links: string[];
+}
+
+/**
+ * Prints the mails of the development outbox (GET /console/api/dev/outbox) not printed yet:
+ * locally nothing is sent, so this is where a new user finds the verification or reset link.
+ * Returns false when the edge did not answer.
+ */
+export async function printNewMail(edgeUrl: string, seen: Set<string>, write: (text: string) => void): Promise<boolean> {
+  try {
+    const response = await fetch(`${edgeUrl}/console/api/dev/outbox`, { signal: AbortSignal.timeout(HEALTH_TIMEOUT_MS) });
+    if (!response.ok) return false;
+    const { messages } = (await response.json()) as { messages: OutboxMessage[] };
+    for (const message of messages.toReversed()) {
+      if (seen.has(message.id)) continue;
+      seen.add(message.id);
+      write([`[mail] to ${message.to}: ${message.subject}`, ...message.links.map((link) => `  ${link}`), ""].join("\n"));
+    }
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function watchOutbox(isStopped: () => boolean): Promise<void> {
+  const seen = new Set<string>();
+  // Mails from earlier runs were printed then: only new ones are shown.
+  await printNewMail(`http://127.0.0.1:${EDGE_PORT}`, seen, () => {});
+  while (!isStopped()) {
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await printNewMail(`http://127.0.0.1:${EDGE_PORT}`, seen, (text) => process.stdout.write(text));
+  }
+}
+
 function banner(key: string): string {
   const auth = `-H "Authorization: Bearer ${key}"`;
   const json = `-H "Content-Type: application/json"`;
@@ -108,6 +146,7 @@ function banner(key: string): string {
     "",
     "ffedge is running.",
     `  API key (user '${DEV_USER}'): ${key}`,
+    `  Console:    ${EDGE_URL}/console  (sign up there; the verification mail is printed below)`,
     `  Edge:       ${EDGE_URL}  (OpenAPI: ${EDGE_URL}/openapi.json)`,
     `  Transcoder: http://127.0.0.1:${TRANSCODER_PORT}`,
     "",
@@ -169,7 +208,10 @@ export async function main(): Promise<void> {
   process.on("SIGINT", () => void stopAll(0));
   process.on("SIGTERM", () => void stopAll(0));
 
-  if (await waitForEdge(key, () => stopping)) process.stdout.write(banner(key));
+  if (await waitForEdge(key, () => stopping)) {
+    process.stdout.write(banner(key));
+    void watchOutbox(() => stopping);
+  }
   else if (!stopping) {
     process.stderr.write(`[start] the edge did not answer on port ${EDGE_PORT} within ${READY_TIMEOUT_MS / 1000} s.\n`);
     await stopAll(1);

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { applyLocalMigrations, execute, revokeKey } from "../../scripts/keys";
-import { ensureDevKey, ensureDevVars, parseDotenv } from "../../scripts/start";
+import { ensureDevKey, ensureDevVars, parseDotenv, printNewMail } from "../../scripts/start";
 
 let dir: string;
 
@@ -62,4 +62,32 @@ describe("ensureDevKey", () => {
     const [users] = await execute({ remote: false, persistTo }, [{ sql: "SELECT COUNT(*) AS n FROM users WHERE name = ?", params: ["dev"] }]);
     expect(users).toEqual([{ n: 1 }]);
   }, 60_000);
+});
+
+describe("printNewMail", () => {
+  it("prints each outbox mail once, oldest first, with its links", async () => {
+    const { createServer } = await import("node:http");
+    let messages = [{ id: "m1", to: "ada@example.com", subject: "Confirm your ffedge account", links: ["http://localhost:8787/console/verify?token=abc"] }];
+    const server = createServer((request, response) => {
+      expect(request.url).toBe("/console/api/dev/outbox");
+      response.setHeader("content-type", "application/json");
+      response.end(JSON.stringify({ messages }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    try {
+      const seen = new Set<string>();
+      const printed: string[] = [];
+      expect(await printNewMail(url, seen, (text) => printed.push(text))).toBe(true);
+      messages = [{ id: "m2", to: "ada@example.com", subject: "Reset your ffedge password", links: ["http://localhost:8787/console/reset?token=def"] }, ...messages];
+      await printNewMail(url, seen, (text) => printed.push(text));
+      expect(printed).toEqual([
+        "[mail] to ada@example.com: Confirm your ffedge account\n  http://localhost:8787/console/verify?token=abc\n",
+        "[mail] to ada@example.com: Reset your ffedge password\n  http://localhost:8787/console/reset?token=def\n",
+      ]);
+    } finally {
+      server.close();
+    }
+    expect(await printNewMail("http://127.0.0.1:9", new Set(), () => {})).toBe(false);
+  });
 });
