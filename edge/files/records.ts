@@ -50,6 +50,16 @@ export function insertFileStatement(db: D1Database, row: FileRow): D1PreparedSta
     .bind(row.key, row.user_id, row.kind, row.task_id, row.size, row.md5, row.content_type, row.original_name, row.created_at, row.expires_at);
 }
 
+/** A page of the user's unexpired files, newest first, and how many there are in all. */
+export async function listFiles(db: D1Database, userId: string, page: { limit: number; offset: number }, now = new Date()): Promise<{ total: number; rows: FileRow[] }> {
+  const cutoff = now.toISOString();
+  const [count, list] = await db.batch([
+    db.prepare("SELECT COUNT(*) AS total FROM files WHERE user_id = ? AND expires_at > ?").bind(userId, cutoff),
+    db.prepare("SELECT * FROM files WHERE user_id = ? AND expires_at > ? ORDER BY created_at DESC, key DESC LIMIT ? OFFSET ?").bind(userId, cutoff, page.limit, page.offset),
+  ]);
+  return { total: (count!.results[0] as { total: number }).total, rows: list!.results as FileRow[] };
+}
+
 /** The user's file, or null: another user's file is indistinguishable from a missing one. */
 export async function findFile(db: D1Database, userId: string, key: string): Promise<FileRow | null> {
   return db.prepare("SELECT * FROM files WHERE key = ? AND user_id = ?").bind(key, userId).first<FileRow>();

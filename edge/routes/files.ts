@@ -1,7 +1,8 @@
-import { z } from "@hono/zod-openapi";
+import { createRoute, z } from "@hono/zod-openapi";
 import { AppError } from "../../shared/errors";
 import { purgeCached } from "../files/cdn-cache";
-import { deleteFile, findFile } from "../files/records";
+import { FileListSchema, ListFilesQuerySchema } from "../../shared/schemas/files";
+import { deleteFile, findFile, listFiles, toUploadRecord } from "../files/records";
 import { requireApiKey } from "../lib/auth";
 import { bearerSecurity, createApp, problemResponses } from "../lib/openapi";
 
@@ -10,7 +11,20 @@ const PREFIX = "/api/files/";
 /** The caller's stored files: `{storage_url}/api/files/{key}`. */
 export const files = createApp();
 
+files.use("/api/files", requireApiKey);
 files.use(`${PREFIX}*`, requireApiKey);
+
+files.openapi(
+  createRoute({
+    method: "get", path: "/api/files", tags: ["Storage"], summary: "Your unexpired uploads and task outputs, newest first", security: bearerSecurity,
+    request: { query: ListFilesQuerySchema },
+    responses: { 200: { description: "A page of files", content: { "application/json": { schema: FileListSchema } } }, ...problemResponses },
+  }),
+  async (c) => {
+    const { total, rows } = await listFiles(c.env.DB, c.get("userId"), c.req.valid("query"));
+    return c.json({ total, files: rows.map((row) => ({ ...toUploadRecord(c.env, row), filename: row.original_name, created_at: row.created_at })) }, 200);
+  },
+);
 
 files.openAPIRegistry.registerPath({
   method: "delete", path: "/api/files/{key}", tags: ["Storage"], security: bearerSecurity,

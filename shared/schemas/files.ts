@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { decimalInteger } from "./tasks";
 
 /** The record every upload endpoint answers with (service spec, "Uploaded file record"). */
 export const UploadRecordSchema = z
@@ -13,6 +14,20 @@ export const UploadRecordSchema = z
   })
   .meta({ id: "UploadRecord" });
 export type UploadRecord = z.infer<typeof UploadRecordSchema>;
+
+/** One of the caller's stored files, as GET /api/files lists it. */
+export const StoredFileSchema = UploadRecordSchema.extend({
+  md5: z.string().regex(/^([0-9a-f]{32})?$/).meta({ description: "Empty for a presigned upload: its bytes went straight to R2 and were never read by the service" }),
+  filename: z.string().nullable().meta({ example: "clip.mp4", description: "The name the file was uploaded under (sanitised), or the output's name; null if none was given" }),
+  created_at: z.string().meta({ example: "2026-11-21T21:12:52.123Z" }),
+}).meta({ id: "StoredFile" });
+
+export const ListFilesQuerySchema = z.object({
+  limit: decimalInteger(1, 100).optional().default(20),
+  offset: decimalInteger(0, 1_000_000_000).optional().default(0),
+});
+
+export const FileListSchema = z.object({ total: z.number().int(), files: z.array(StoredFileSchema) }).meta({ id: "FileList", description: "The caller's unexpired uploads and task outputs, newest first" });
 
 export const Base64UploadSchema = z
   .object({

@@ -46,7 +46,7 @@ export type Task = z.infer<typeof TaskSchema>;
 export const CreatedTaskSchema = TaskSchema.pick({ task_id: true, status: true, created_at: true }).meta({ id: "CreatedTask" });
 
 /** Plain decimal digits only: Number() would also read "0x10", "1e2" or " 5 ". */
-const decimalInteger = (min: number, max: number) =>
+export const decimalInteger = (min: number, max: number) =>
   z.string().regex(/^[0-9]{1,9}$/, "must be a decimal integer").transform(Number).pipe(z.number().int().min(min).max(max));
 
 /** Unknown parameters (one FFHub connector sends `user_id`) are ignored. */

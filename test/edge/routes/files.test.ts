@@ -1,6 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { api, createUser, pathOf, uploadFile } from "../helpers";
+import { FileListSchema } from "../../../shared/schemas/files";
 import { expectProblem, seedFile } from "../files/fixtures";
 
 const HOUR = 3_600_000;
@@ -66,5 +67,63 @@ describe("DELETE /api/files/{key}", () => {
 
   it("answers 401 without an API key", async () => {
     await expectProblem(await api("/api/files/uploads%2Fx%2Fy.txt", undefined, { method: "DELETE" }), 401, "UNAUTHORIZED");
+  });
+});
+
+describe("GET /api/files", () => {
+  interface Listing {
+    total: number;
+    files: { key: string; url: string; cn_url: string; md5: string; size: number; content_type: string; expires_at: string; filename: string | null; created_at: string }[];
+  }
+
+  async function list(apiKey: string, query = ""): Promise<Listing> {
+    const response = await api(`/api/files${query}`, apiKey);
+    expect(response.status).toBe(200);
+    const body = await response.json<Listing>();
+    expect(FileListSchema.safeParse(body).success).toBe(true);
+    return body;
+  }
+
+  it("lists the caller's unexpired files, newest first, with their record, name and creation time", async () => {
+    const { key, userId } = await createUser();
+    const first = await upload(key);
+    const second = await (await uploadFile(key, "other words", "text/plain", "notes.txt")).json<{ key: string; md5: string; url: string }>();
+    await seedFile(userId, { expiresAt: new Date(Date.now() - 1000) });
+    const other = await createUser();
+    await upload(other.key);
+
+    const listing = await list(key);
+    expect(listing.total).toBe(2);
+    expect(listing.files.map((file) => file.key)).toEqual([second.key, first.key]);
+    expect(listing.files[0]).toMatchObject({ key: second.key, url: second.url, md5: second.md5, size: 11, content_type: "text/plain", filename: "notes.txt" });
+    expect(Date.parse(listing.files[0]!.created_at)).toBeGreaterThanOrEqual(Date.parse(listing.files[1]!.created_at));
+  });
+
+  it("pages with limit and offset, counting every file in total", async () => {
+    const { key, userId } = await createUser();
+    const keys: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      keys.unshift(await seedFile(userId, { expiresAt: new Date(Date.now() + HOUR), name: `f${i}` }));
+      await scheduler.wait(5);
+    }
+    expect(await list(key, "?limit=2")).toMatchObject({ total: 5, files: [{ key: keys[0] }, { key: keys[1] }] });
+    expect((await list(key, "?limit=2&offset=4")).files.map((file) => file.key)).toEqual([keys[4]]);
+    expect((await list(key, "?offset=10")).files).toEqual([]);
+    expect((await list(key)).files).toHaveLength(5);
+  });
+
+  it.each(["?limit=0", "?limit=101", "?limit=0x10", "?limit=1e1", "?offset=-1", "?limit=%2010"])("answers 400 VALIDATION_FAILED to %s", async (query) => {
+    const { key } = await createUser();
+    await expectProblem(await api(`/api/files${query}`, key), 400, "VALIDATION_FAILED");
+  });
+
+  it("answers 401 without an API key", async () => {
+    await expectProblem(await api("/api/files", undefined), 401, "UNAUTHORIZED");
+  });
+
+  it("is described in the OpenAPI document with its FileList schema", async () => {
+    const document = await (await api("/openapi.json", undefined)).json<{ paths: Record<string, Record<string, { responses: Record<string, { content: Record<string, { schema: { $ref: string } }> }> }>>; components: { schemas: Record<string, unknown> } }>();
+    expect(document.paths["/api/files"]?.get?.responses["200"]?.content["application/json"]?.schema.$ref).toBe("#/components/schemas/FileList");
+    expect(Object.keys(document.components.schemas)).toEqual(expect.arrayContaining(["FileList", "StoredFile"]));
   });
 });
