@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeClip, mediaDir } from "../../scripts/lib/media";
 import { Stack, authed, uploadLocalFile } from "../../scripts/lib/local-stack";
 import { launchChromium, newSession } from "./browser";
+import { WebhookReceiver } from "./webhook-receiver";
 import { submitTask, waitForEnd } from "./helpers";
 
 const SCREENSHOTS = "docs/screenshots";
@@ -207,6 +208,59 @@ describe("a developer's first session in the console", () => {
     expect((await stack.fetch(new URL(fileUrl).pathname)).status).toBe(404);
     await context.close();
   }, 240_000);
+
+  it("shows a task's webhook deliveries and redelivers, cancels a running task, and deletes a finished one", async () => {
+    const receiver = await new WebhookReceiver().listen();
+    const cli = await stack.createUser();
+    const upload = await uploadLocalFile(stack, cli.key, clipPath);
+    const { page, context } = await newSession(browser);
+    const email = newEmail();
+    await signUpAndVerify(page, email);
+    await signIn(page, email);
+    await page.waitForURL(/\/console\/tasks$/);
+    try {
+      await page.goto(`${stack.edgeUrl}/console/new`);
+      await ready(page);
+      await page.getByLabel("ffmpeg command").fill(`-i ${upload.url} -t 1 -c:v libx264 -preset ultrafast hooked.mp4`);
+      await page.getByLabel("Webhook URL (optional)").fill(receiver.url("/hook"));
+      await page.getByRole("button", { name: "Run" }).click();
+      await page.waitForURL(/\/console\/tasks\/tsk_/);
+      const hookedUrl = page.url();
+      await expect.poll(() => page.locator("#task-status").textContent(), { timeout: 90_000 }).toBe("completed");
+      await expect.poll(() => page.locator("#delivery-table tbody tr").count(), { timeout: 60_000 }).toBe(1);
+      expect(await page.locator("#webhook-url").textContent()).toBe(`Webhook: ${receiver.url("/hook")}`);
+      expect(await page.locator("#delivery-table tbody").textContent()).toContain("200");
+      await page.getByRole("button", { name: "Redeliver" }).click();
+      await expect.poll(() => page.locator("#delivery-table tbody tr").count(), { timeout: 60_000 }).toBe(2);
+      expect(await page.locator("#delivery-table tbody").textContent()).toContain("(redelivery)");
+      expect(receiver.received("/hook")).toHaveLength(2);
+
+      await page.goto(`${stack.edgeUrl}/console/webhooks`);
+      await ready(page);
+      expect(await page.locator("#recent-deliveries tbody").textContent()).toContain(receiver.url("/hook"));
+
+      await page.goto(`${stack.edgeUrl}/console/new`);
+      await ready(page);
+      await page.getByLabel("ffmpeg command").fill(`-i ${upload.url} -c:v libx264 -preset veryslow -crf 30 long.mp4`);
+      await page.getByRole("button", { name: "Run" }).click();
+      await page.waitForURL(/\/console\/tasks\/tsk_/);
+      await ready(page);
+      await page.getByRole("button", { name: "Cancel" }).click();
+      await expect.poll(() => page.locator("#task-status").textContent(), { timeout: 60_000 }).toBe("failed");
+      await expect.poll(() => page.locator("#task-error").textContent(), PATIENT).toMatch(/^CANCELED: /);
+      expect(await page.getByRole("button", { name: "Cancel" }).isVisible()).toBe(false);
+
+      await page.goto(hookedUrl);
+      await ready(page);
+      await page.getByRole("button", { name: "Delete" }).click();
+      await page.waitForURL(/\/console\/tasks$/);
+      const hookedId = new URL(hookedUrl).pathname.split("/").pop()!;
+      expect(await page.evaluate(async (id) => (await fetch(`/console/api/v1/tasks/${id}`)).status, hookedId)).toBe(404);
+    } finally {
+      await receiver.close();
+      await context.close();
+    }
+  }, 300_000);
 
   it("shows usage as a chart, the webhook secret on request, and the account page", async () => {
     const { page, context } = await newSession(browser);

@@ -324,9 +324,14 @@ async function taskPage() {
     location.assign("/console/tasks");
   }));
   $("#redeliver").addEventListener("click", guarded(async () => {
+    const before = await loadDeliveries(taskId);
     await api(`${path}/webhooks/redeliver`, { method: "POST" });
     announce("Redelivery queued");
-    setTimeout(() => loadDeliveries(taskId), 1500);
+    // The attempt goes through the queue; show it once it has been made.
+    for (let i = 0; i < 15; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      if ((await loadDeliveries(taskId)) > before) return announce("Redelivery attempted");
+    }
   }));
 }
 
@@ -381,7 +386,7 @@ function followTask(taskId) {
       // The end event carries the outputs; re-read the task for its timestamps, then the log.
       showTask(await api(`/v1/tasks/${encodeURIComponent(taskId)}`));
       loadLog(taskId);
-      loadDeliveries(taskId);
+      awaitFirstDelivery(taskId);
     });
   }
   source.onerror = async () => {
@@ -396,6 +401,14 @@ function followTask(taskId) {
 async function loadLog(taskId) {
   const response = await fetch(`${API}/v1/tasks/${encodeURIComponent(taskId)}/logs`, { credentials: "same-origin" });
   $("#task-log").textContent = response.ok ? await response.text() : "No log is stored for this task.";
+}
+
+/** A webhook is first tried just after the task ends: keep looking for a short while. */
+async function awaitFirstDelivery(taskId) {
+  for (let i = 0; i < 15; i++) {
+    if ((await loadDeliveries(taskId)) > 0 || $("#redeliver").hidden) return;
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+  }
 }
 
 async function loadDeliveries(taskId) {
@@ -415,6 +428,7 @@ async function loadDeliveries(taskId) {
       ),
     ),
   );
+  return list.deliveries.length;
 }
 
 // ---- Command composer ----------------------------------------------------------------------
