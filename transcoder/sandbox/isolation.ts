@@ -127,13 +127,17 @@ export class Sandbox {
     const user = job?.user ?? this.layers.runAs;
     const chain: string[] = [];
     if (setpriv && dropFirst) chain.push(...setprivArgs(setpriv, user), "--");
+    const mount = unshare && jobRoot && job ? { ...jobRoot, ...job } : undefined;
+    // A non-root server mounts as root of a user namespace of its own; ffmpeg must not keep that root's capabilities.
+    const inUserNamespace = unshare?.flags.includes("--user") === true;
     if (unshare) {
-      const mount = jobRoot && job;
-      chain.push(unshare.file, ...unshare.flags, ...(mount ? ["--mount", "--propagation", "private"] : []), "--");
-      if (mount) chain.push("/bin/sh", jobRoot.script, jobRoot.skeleton, job.dir, job.cwd);
+      const mountFlags = mount ? [...(inUserNamespace ? ["--map-root-user"] : []), "--mount", "--propagation", "private"] : [];
+      chain.push(unshare.file, ...unshare.flags, ...mountFlags, "--");
+      if (mount) chain.push("/bin/sh", mount.script, mount.skeleton, mount.dir, mount.cwd);
     }
     if (prlimit) chain.push(prlimit, ...prlimitArgs(limits), "--");
     if (setpriv && !dropFirst) chain.push(...setprivArgs(setpriv, user), "--");
+    if (setpriv && mount && inUserNamespace) chain.push(setpriv, "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--");
     chain.push(program, ...args);
     const [file, ...rest] = chain;
     return { file: file!, args: rest };
@@ -176,7 +180,8 @@ export async function detectSandbox(mode: "auto" | "off", program: string, workR
   const { setpriv: userLayer, runAs } = setpriv ? await userLayerFor(setpriv, program) : {};
   // Only root drops to any uid it likes, and mounts: a non-root server keeps nobody and the host's tree.
   const perJobUid = isRoot && runAs !== undefined && (await works(new Sandbox({ setpriv: userLayer, runAs: { uid: JOB_UID_BASE, gid: JOB_UID_BASE } }), program));
-  const jobRoot = isRoot && unshare && userLayer ? await jobRootFor(unshare, program, workRoot) : undefined;
+  // Root mounts in a mount namespace; anyone else needs a user namespace that maps it to root there.
+  const jobRoot = unshare && setpriv ? await jobRootFor(unshare, setpriv, program, workRoot) : undefined;
   const combined = new Sandbox({ unshare, prlimit: limitLayer, setpriv: userLayer, runAs, perJobUid, jobRoot, dropFirst: !isRoot });
   if (await works(combined, program, jobRoot ? await scratchJob(workRoot) : undefined)) return combined;
   throw new Error(`The sandbox layers work one by one but not together (${JSON.stringify(combined.report)}); set SANDBOX=off to run without them.`);
@@ -203,7 +208,7 @@ const JOB_ROOT_PATHS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/l
  * has (symlinks such as /lib -> usr/lib copied as they are) and `job/`. Nothing is mounted on the
  * host: each job mounts into it in its own mount namespace. Undefined when that does not work.
  */
-async function jobRootFor(unshare: { file: string; flags: string[] }, program: string, workRoot: string): Promise<{ script: string; skeleton: string } | undefined> {
+async function jobRootFor(unshare: { file: string; flags: string[] }, setpriv: string, program: string, workRoot: string): Promise<{ script: string; skeleton: string } | undefined> {
   const script = fileURLToPath(new URL("./job-root.sh", import.meta.url));
   await mkdir(workRoot, { recursive: true, mode: 0o711 });
   const skeleton = await mkdtemp(path.join(workRoot, `.root@${ownerTag()}-`));
@@ -219,7 +224,7 @@ async function jobRootFor(unshare: { file: string; flags: string[] }, program: s
   }
   await mkdir(path.join(skeleton, JOB_MOUNT), { mode: 0o755 });
   const jobRoot = { script, skeleton };
-  if (await works(new Sandbox({ unshare, jobRoot }), program, await scratchJob(workRoot))) return jobRoot;
+  if (await works(new Sandbox({ unshare, setpriv, jobRoot }), program, await scratchJob(workRoot))) return jobRoot;
   await rm(skeleton, { recursive: true, force: true });
   return undefined;
 }

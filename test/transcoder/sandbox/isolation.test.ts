@@ -1,6 +1,8 @@
+import { execFile } from "node:child_process";
 import { chmod, mkdtemp, readFile, readlink, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Clips, makeClips } from "../helpers/media";
 import { type EdgeStub, type MediaServer, serveFile, startEdgeStub, startMediaServer } from "../helpers/servers";
@@ -118,6 +120,35 @@ describe("the job root", () => {
       await rm(hostSecret, { force: true });
     } finally {
       await sandbox.dispose();
+      await rm(workRoot, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("the job root of a non-root server", () => {
+  it("is built in a user namespace, shows no host file, and leaves ffmpeg's side no capability", async () => {
+    if (process.getuid?.() !== 0) return;
+    const workRoot = await mkdtemp(path.join(os.tmpdir(), "ffedge-nonroot-"));
+    await chmod(workRoot, 0o777);
+    const hostFile = path.join(workRoot, "host-file.txt");
+    await writeFile(hostFile, "host file\n", { mode: 0o644 });
+    try {
+      const root = path.resolve(import.meta.dirname, "../../..");
+      const { stdout } = await promisify(execFile)(
+        "setpriv",
+        ["--reuid=1000", "--regid=1000", "--clear-groups", "--", process.execPath, "--import", "tsx", path.join(import.meta.dirname, "fixtures/job-root-probe.ts"), workRoot, hostFile],
+        { cwd: root, env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: workRoot } },
+      );
+      const outcome = JSON.parse(stdout.trim().split("\n").at(-1)!);
+      expect(outcome.uid).toBe(1000);
+      // This host allows user namespaces; /health must say what the server really got.
+      expect(outcome.report).toMatchObject({ network_namespace: true, per_job_uid: false, job_root: true });
+      expect(outcome.own).toMatchObject({ code: 0, stdout: "job file\n" });
+      expect(outcome.host.code).not.toBe(0);
+      expect(outcome.host.stderr).toContain("No such file or directory");
+      expect(outcome.capabilities.stdout).toMatch(/Capability bounding set: \[none\]/);
+      expect(outcome.capabilities.stdout).toMatch(/no_new_privs: 1/);
+    } finally {
       await rm(workRoot, { recursive: true, force: true });
     }
   });
