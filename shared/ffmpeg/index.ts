@@ -5,10 +5,9 @@ import { enforcePolicy } from "./policy";
 import { tokenize } from "./tokenize";
 import type { ParsedCommand } from "./types";
 
-export { buildArgv, type LocalPaths } from "./argv";
+export { buildArgv } from "./argv";
 export { DEFAULT_LIMITS, type PolicyLimits } from "./limits";
-export type { UrlPolicyOptions } from "../net/url-policy";
-export type { InputSpec, OptionUse, OutputSpec, ParsedCommand } from "./types";
+export type { OptionUse, ParsedCommand } from "./types";
 
 export interface CommandPolicyOptions extends UrlPolicyOptions {
   /** Tighter or looser caps than DEFAULT_LIMITS (for example per plan). */
