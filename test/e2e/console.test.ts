@@ -291,6 +291,49 @@ describe("a developer's first session in the console", () => {
     await context.close();
   }, 120_000);
 
+  it("changes the password, resets a forgotten one from the mailed link, and deletes the account", async () => {
+    const { page, context } = await newSession(browser);
+    const email = newEmail();
+    await signUpAndVerify(page, email);
+    await signIn(page, email);
+    await page.waitForURL(/\/console\/tasks$/);
+
+    await page.goto(`${stack.edgeUrl}/console/account`);
+    await ready(page);
+    await page.getByLabel("Current password").fill(PASSWORD);
+    await page.getByLabel("New password").fill("a changed password");
+    await page.getByRole("button", { name: "Change password" }).click();
+    await expect.poll(() => page.locator("#flash").textContent(), PATIENT).toContain("Password changed");
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.waitForURL(/reason=signedout/);
+    await signIn(page, email, "a changed password");
+    await page.waitForURL(/\/console\/tasks$/);
+    await page.goto(`${stack.edgeUrl}/console/account`);
+    await ready(page);
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.waitForURL(/reason=signedout/);
+
+    await page.goto(`${stack.edgeUrl}/console/forgot`);
+    await page.getByLabel("Email").fill(email);
+    await page.getByRole("button", { name: "Send a reset link" }).click();
+    await expect.poll(() => page.locator("#flash").textContent(), PATIENT).toContain("reset link");
+    await page.goto(await outboxLink(email, "/console/reset"));
+    await page.getByLabel("New password").fill("a reset password");
+    await page.getByRole("button", { name: "Set password" }).click();
+    await page.waitForURL(/reason=reset/);
+    await signIn(page, email, "a reset password");
+    await page.waitForURL(/\/console\/tasks$/);
+
+    await page.goto(`${stack.edgeUrl}/console/account`);
+    await ready(page);
+    await page.getByLabel("Password", { exact: true }).fill("a reset password");
+    await page.getByRole("button", { name: "Delete my account" }).click();
+    await page.waitForURL(/\/console\/signup$/);
+    await signIn(page, email, "a reset password");
+    await expect.poll(() => page.locator("#flash").textContent(), PATIENT).toBe("Wrong email or password.");
+    await context.close();
+  }, 180_000);
+
   it("works at phone width", async () => {
     const { page, context } = await newSession(browser, { width: 390, height: 844 });
     const email = newEmail();
