@@ -2,8 +2,7 @@ import { getContainer } from "@cloudflare/containers";
 import { CONTAINER_EDGE_HOST } from "../../shared/egress";
 import type { TranscodeJob } from "../../shared/schemas/jobs";
 import type { TranscoderContainer } from "./transcoder-container";
-import type { Dispatcher } from "./dispatcher";
-import { type DispatchOutcome, outcomeOf } from "./outcome";
+import { type DispatchOutcome, type Dispatcher, outcomeOf } from "./backend";
 
 const TARGET_PREFIX = "container:";
 

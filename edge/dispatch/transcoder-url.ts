@@ -1,6 +1,5 @@
 import type { TranscodeJob } from "../../shared/schemas/jobs";
-import type { Dispatcher } from "./dispatcher";
-import { type DispatchOutcome, outcomeOf } from "./outcome";
+import { type DispatchOutcome, type Dispatcher, outcomeOf } from "./backend";
 
 const DISPATCH_TIMEOUT_MS = 10_000;
 const PROBE_TIMEOUT_MS = 3_000;

@@ -1,6 +1,7 @@
 import { JobMessageSchema } from "../../shared/schemas/queue";
 import type { TranscodeJob } from "../../shared/schemas/jobs";
-import { type Dispatcher, dispatcherFor } from "../dispatch/dispatcher";
+import type { Dispatcher } from "../dispatch/backend";
+import { dispatcherFor } from "../dispatch/dispatcher";
 import { config } from "../lib/config";
 import { signToken } from "../lib/signed-token";
 import { accountStub, poolStub, taskStub } from "../lib/stubs";

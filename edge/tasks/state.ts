@@ -83,6 +83,8 @@ export function initialState(meta: { task_id: string; user_id: string; created_a
   };
 }
 
+export type CancelResult = { canceled: boolean; target: string | null; state: LiveState | undefined };
+
 export type ClaimResult = { ok: true; run: number } | { ok: false; reason: "unknown" | "final" | "dispatched" | "claimed" };
 
 /** A consumer's claim on dispatching the task, so a duplicated message never runs it twice. */

@@ -9,12 +9,10 @@ import { TaskFanOut } from "./fan-out";
 import { outputKey } from "./outputs";
 import { markFinished, markRetried, markRunning } from "./repository";
 import {
-  type ClaimResult, type LiveState, type Limits, applyEvent, claim, dispatched, dueAction, fail, initialState, isFinal, lostTranscoder, nextCheck, queued, unreachable, waiting,
+  type CancelResult, type ClaimResult, type LiveState, type Limits, applyEvent, claim, dispatched, dueAction, fail, initialState, isFinal, lostTranscoder, nextCheck, queued, unreachable, waiting,
 } from "./state";
 
 const STATE_KEY = "state";
-
-export type CancelResult = { canceled: boolean; target: string | null; state: LiveState | undefined };
 
 /**
  * One per task: holds its live state and is the single writer of its transitions, which
