@@ -12,7 +12,7 @@ export const SCRYPT_PARAMS = { N: 2 ** 15, r: 8, p: 3 } as const;
 const KEY_BYTES = 32;
 const SALT_BYTES = 16;
 
-export async function hashPassword(password: string, params = SCRYPT_PARAMS): Promise<string> {
+export async function hashPassword(password: string, params: { N: number; r: number; p: number } = SCRYPT_PARAMS): Promise<string> {
   const salt = crypto.getRandomValues(new Uint8Array(SALT_BYTES));
   const hash = await derive(password, salt, params);
   return ["scrypt", params.N, params.r, params.p, toBase64(salt), toBase64(hash)].join("$");
