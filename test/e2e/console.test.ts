@@ -360,7 +360,7 @@ describe("what the console refuses", () => {
     await context.close();
   }, 120_000);
 
-  it("sends a browser whose session has ended back to sign-in, then returns it to the page it wanted", async () => {
+  it("sends a browser whose session was signed out elsewhere back to sign-in, then returns it to the page it wanted", async () => {
     const { page, context } = await newSession(browser);
     const email = newEmail();
     await signUpAndVerify(page, email);
@@ -436,6 +436,41 @@ describe("what the console refuses", () => {
     await expect.poll(() => page.locator("#key-table tbody td").first().textContent(), PATIENT).toBe(hostile);
     expect(await page.locator("#key-table img").count()).toBe(0);
     expect(dialogs).toBe(0);
+    await context.close();
+  }, 120_000);
+});
+
+describe("an expired session", () => {
+  let shortStack: Stack;
+  beforeAll(async () => {
+    shortStack = await Stack.start({ edgeVars: { SESSION_TTL_SECONDS: "3" } });
+  }, 120_000);
+  afterAll(() => shortStack?.stop());
+
+  it("is refused by the server even if the browser still sends its cookie, and the console asks to sign in again", async () => {
+    const { page, context } = await newSession(browser);
+    const email = newEmail();
+    await page.goto(`${shortStack.edgeUrl}/console/signup`);
+    await page.getByLabel("Email").fill(email);
+    await page.getByLabel("Password").fill(PASSWORD);
+    await page.getByRole("button", { name: "Create account" }).click();
+    await expect.poll(() => page.locator("#flash").textContent(), PATIENT).toContain("verification link");
+    const { messages } = (await (await shortStack.fetch(`/console/api/dev/outbox?to=${encodeURIComponent(email)}`)).json()) as { messages: { links: string[] }[] };
+    await page.goto(messages[0]!.links.find((link) => link.includes("/console/verify"))!);
+    await page.waitForURL(/reason=verified/);
+    await page.getByLabel("Email").fill(email);
+    await page.getByLabel("Password").fill(PASSWORD);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.waitForURL(/\/console\/tasks$/);
+    const cookie = (await context.cookies()).find((candidate) => candidate.name.endsWith("ffedge_session"))!;
+
+    const sessionStatus = async () => (await shortStack.fetch("/console/api/session", { headers: { cookie: `${cookie.name}=${cookie.value}` } })).status;
+    await expect.poll(sessionStatus, { timeout: 30_000, interval: 500 }).toBe(401);
+    // The browser would drop the cookie at its Max-Age; put it back to see the server refuse it.
+    await context.addCookies([{ ...cookie, expires: Math.floor(Date.now() / 1000) + 3600 }]);
+    await page.goto(`${shortStack.edgeUrl}/console/keys`);
+    await page.waitForURL(/\/console\/signin\?.*reason=expired/);
+    await expect.poll(() => page.locator("#flash").textContent(), PATIENT).toContain("session has ended");
     await context.close();
   }, 120_000);
 });
