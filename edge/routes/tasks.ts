@@ -14,6 +14,7 @@ import { findTaskById, insertTask, listTasks, requireOwnTask } from "../tasks/re
 import { isFinal } from "../tasks/state";
 import { checkWebhookUrl } from "../webhooks/url";
 import { liveState, taskStub } from "../lib/stubs";
+import { queueJobs } from "../dispatch/jobs-queue";
 
 /** The transcoding API: `{base_url}/tasks`. */
 export const tasks = createApp();
@@ -47,7 +48,7 @@ tasks.openapi(
     await task.init({ task_id: taskId, user_id: userId, created_at: createdAt });
     await accountStub(c.env, userId).enqueue(taskId, createdAt);
     try {
-      await c.env.JOBS.send({ task_id: taskId });
+      await queueJobs(c.env, [taskId]);
     } catch (error) {
       await task.failTask("DISPATCH_FAILED", "The task could not be queued.");
       throw error;
