@@ -60,8 +60,11 @@ export class JobRun {
   ffmpegPid: number | undefined;
   /** Milliseconds spent in each phase, logged with "job finished": where a task's time goes. */
   private readonly phases: Record<string, number> = {};
-  /** ffmpeg's stderr (its last 256 KiB, local paths replaced), for GET /v1/tasks/{id}/logs. */
-  private ffmpegLog: string | undefined;
+  /**
+   * Storing ffmpeg's stderr (its last 256 KiB, local paths replaced) for GET /v1/tasks/{id}/logs:
+   * started as soon as ffmpeg exits, so it overlaps the output uploads.
+   */
+  private logStored: Promise<void> | undefined;
 
   constructor(
     readonly job: TranscodeJob,
@@ -109,8 +112,7 @@ export class JobRun {
       this.workOver.resolve();
     }
     // Before the terminal report, so the log is there as soon as the task shows as ended.
-    const ffmpegLog = this.ffmpegLog;
-    if (ffmpegLog !== undefined) await this.timed("log", () => this.client.putLog(ffmpegLog).catch((error: unknown) => this.log.warn({ err: error }, "could not store the ffmpeg log")));
+    if (this.logStored) await this.timed("log", () => this.logStored!);
     await this.timed("report", () => this.reporter.finish(report));
     this.log.info({ outcome: report.type, error_code: report.type === "failed" ? report.error_code : undefined, phases_ms: this.phases }, "job finished");
   }
@@ -227,7 +229,8 @@ export class JobRun {
       });
       this.ffmpegPid = ffmpeg.pid;
       result = await this.timed("ffmpeg", () => ffmpeg.result);
-      this.ffmpegLog = withoutLocalPaths(result.stderr, files);
+      const ffmpegLog = withoutLocalPaths(result.stderr, files);
+      this.logStored = this.client.putLog(ffmpegLog).catch((error: unknown) => this.log.warn({ err: error }, "could not store the ffmpeg log"));
     } finally {
       guard.stop();
       stopWatching();
