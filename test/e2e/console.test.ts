@@ -334,6 +334,69 @@ describe("a developer's first session in the console", () => {
     await context.close();
   }, 180_000);
 
+  it("filters the task list by status and pages through it", async () => {
+    const { page, context } = await newSession(browser);
+    const email = newEmail();
+    await signUpAndVerify(page, email);
+    await signIn(page, email);
+    await page.waitForURL(/\/console\/tasks$/);
+    await ready(page);
+    // Three tasks whose input is refused when fetched (nothing listens on port 9): they fail fast.
+    const ids = await page.evaluate(async () => {
+      const { csrf_token } = (await (await fetch("/console/api/session")).json()) as { csrf_token: string };
+      const created: string[] = [];
+      for (const name of ["a", "b", "c"]) {
+        const response = await fetch("/console/api/v1/tasks", { method: "POST", headers: { "content-type": "application/json", "x-csrf-token": csrf_token }, body: JSON.stringify({ command: `-i http://127.0.0.1:9/none.mp4 ${name}.mp4` }) });
+        created.push(((await response.json()) as { task_id: string }).task_id);
+      }
+      return created;
+    });
+    expect(ids).toHaveLength(3);
+
+    await page.goto(`${stack.edgeUrl}/console/tasks?limit=2`);
+    await ready(page);
+    expect(await page.locator("#task-table tbody tr").count()).toBe(2);
+    expect(await page.locator("#page-info").textContent()).toBe("1–2 of 3");
+    expect(await page.getByRole("button", { name: "Previous" }).isDisabled()).toBe(true);
+    await page.getByRole("button", { name: "Next" }).click();
+    await page.waitForURL(/offset=2/);
+    await ready(page);
+    expect(await page.locator("#page-info").textContent()).toBe("3–3 of 3");
+    expect(await page.locator("#task-table tbody").textContent()).toContain(ids[0]!);
+
+    await expect.poll(async () => {
+      await page.goto(`${stack.edgeUrl}/console/tasks?status=failed`);
+      await ready(page);
+      return page.locator("#task-table tbody tr").count();
+    }, { timeout: 60_000, interval: 1000 }).toBe(3);
+    await page.getByLabel("Status").selectOption("completed");
+    await page.waitForURL(/status=completed/);
+    await ready(page);
+    expect(await page.locator("#task-empty").isVisible()).toBe(true);
+    await context.close();
+  }, 180_000);
+
+  it("can be used from the keyboard alone", async () => {
+    const { page, context } = await newSession(browser);
+    const email = newEmail();
+    await signUpAndVerify(page, email);
+    await page.keyboard.press("Tab");
+    expect(await page.evaluate("document.activeElement.textContent")).toBe("Skip to content");
+    await page.keyboard.press("Tab");
+    await page.keyboard.press("Tab");
+    expect(await page.evaluate("document.activeElement.id")).toBe("email");
+    await page.keyboard.type(email);
+    await page.keyboard.press("Tab");
+    await page.keyboard.type(PASSWORD);
+    await page.keyboard.press("Enter");
+    await page.waitForURL(/\/console\/tasks$/);
+    await ready(page);
+    expect(await page.getByRole("navigation", { name: "Console" }).isVisible()).toBe(true);
+    expect(await page.getByRole("main").isVisible()).toBe(true);
+    expect(await page.getByRole("link", { name: "Tasks" }).getAttribute("aria-current")).toBe("page");
+    await context.close();
+  }, 120_000);
+
   it("works at phone width", async () => {
     const { page, context } = await newSession(browser, { width: 390, height: 844 });
     const email = newEmail();
@@ -487,6 +550,12 @@ describe("console pages", () => {
       expect(policy).not.toContain("unsafe-inline");
       expect(await response.text()).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>|\son\w+=/i);
     }
+  });
+
+  it("start at the task list", async () => {
+    const response = await stack.fetch("/console", { redirect: "manual" });
+    expect(response.status).toBe(302);
+    expect(response.headers.get("location")).toBe("/console/tasks");
   });
 
   it("load under 100 KB of compressed JavaScript, cached for a year under a content-hashed URL", async () => {

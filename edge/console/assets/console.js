@@ -216,11 +216,13 @@ async function tasksPage() {
   const params = new URLSearchParams(location.search);
   const status = params.get("status") || "";
   const offset = Math.max(0, Number(params.get("offset")) || 0);
+  const pageSize = Math.min(100, Math.max(1, Number(params.get("limit")) || PAGE_SIZE));
   const select = $("#status");
   select.value = status;
   select.addEventListener("change", () => {
     const next = new URLSearchParams();
     if (select.value) next.set("status", select.value);
+    if (params.get("limit")) next.set("limit", String(pageSize));
     location.assign(`/console/tasks?${next}`);
   });
   $("#task-filter").addEventListener("submit", (event) => event.preventDefault());
@@ -229,13 +231,13 @@ async function tasksPage() {
     next.set("offset", String(to));
     location.assign(`/console/tasks?${next}`);
   };
-  $("#prev-page").addEventListener("click", () => go(Math.max(0, offset - PAGE_SIZE)));
-  $("#next-page").addEventListener("click", () => go(offset + PAGE_SIZE));
+  $("#prev-page").addEventListener("click", () => go(Math.max(0, offset - pageSize)));
+  $("#next-page").addEventListener("click", () => go(offset + pageSize));
 
   const streams = new Map();
   let refreshTimer = null;
   const load = async () => {
-    const query = new URLSearchParams({ limit: String(PAGE_SIZE), offset: String(offset) });
+    const query = new URLSearchParams({ limit: String(pageSize), offset: String(offset) });
     if (status) query.set("status", status);
     const list = await api(`/v1/tasks?${query}`);
     const rows = list.tasks.map((task) => taskRow(task));
