@@ -6,6 +6,7 @@ const BENCHMARKS: Record<string, () => Promise<(argv: string[]) => Promise<void>
   upload: async () => (await import("./upload")).runUploadBenchmark,
   tasks: async () => (await import("./tasks")).runTasksBenchmark,
   load: async () => (await import("./load")).runLoadBenchmark,
+  ops: async () => (await import("./ops")).runOpsBenchmark,
 };
 
 async function main(argv: string[]): Promise<void> {

@@ -18,6 +18,8 @@ export interface StackOptions {
   edgeVars?: Record<string, string>;
   /** A tighter per-key rate limit than wrangler.toml's, for testing it without thousands of requests. */
   rateLimit?: { requests: number; periodSeconds: 10 | 60 };
+  /** Another entry module in place of edge/index.ts (a benchmark's wrapper around it). */
+  main?: string;
 }
 
 export interface Transcoder {
@@ -43,7 +45,7 @@ export class Stack {
 
   static async start(options: StackOptions = {}): Promise<Stack> {
     const persist = await mkdtemp(join(tmpdir(), "ffedge-e2e-"));
-    const config = options.rateLimit ? await configWithRateLimit(persist, options.rateLimit) : "wrangler.toml";
+    const config = options.rateLimit || options.main ? await configCopy(persist, options) : "wrangler.toml";
     await run("node_modules/.bin/wrangler", ["d1", "migrations", "apply", "DB", "--local", "--persist-to", persist, "--config", config], { env: quiet });
     const edgePort = await freePort();
     const edgeUrl = `http://127.0.0.1:${edgePort}`;
@@ -120,16 +122,18 @@ export class Stack {
 }
 
 /**
- * The rate-limit binding's numbers live only in the wrangler config, so a tighter limit needs
- * a copy of it; paths in the copy are made absolute because it lives elsewhere.
+ * The rate-limit binding's numbers and the entry module live only in the wrangler config, so
+ * changing them needs a copy of it; paths in the copy are made absolute because it lives elsewhere.
  */
-async function configWithRateLimit(dir: string, limit: { requests: number; periodSeconds: number }): Promise<string> {
+async function configCopy(dir: string, options: Pick<StackOptions, "rateLimit" | "main">): Promise<string> {
   const root = process.cwd();
-  const text = (await readFile("wrangler.toml", "utf8"))
-    .replace('main = "edge/index.ts"', `main = "${join(root, "edge/index.ts")}"`)
+  const limit = options.rateLimit;
+  let text = (await readFile("wrangler.toml", "utf8"))
+    .replace('main = "edge/index.ts"', `main = "${options.main ?? join(root, "edge/index.ts")}"`)
     .replaceAll('migrations_dir = "migrations"', `migrations_dir = "${join(root, "migrations")}"`)
     .replaceAll('image = "./transcoder/Dockerfile"', `image = "${join(root, "transcoder/Dockerfile")}"`)
-    .replace(/simple = \{ limit = \d+, period = \d+ \}/, `simple = { limit = ${limit.requests}, period = ${limit.periodSeconds} }`);
+    .replaceAll('image_build_context = "."', `image_build_context = "${root}"`);
+  if (limit) text = text.replace(/simple = \{ limit = \d+, period = \d+ \}/, `simple = { limit = ${limit.requests}, period = ${limit.periodSeconds} }`);
   const path = join(dir, "wrangler.toml");
   await writeFile(path, text);
   return path;

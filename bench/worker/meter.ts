@@ -1,0 +1,232 @@
+/**
+ * Counts the billable platform operations the Worker performs, for `npm run bench -- ops`.
+ * Runs inside workerd, wrapped around the real Worker and its Durable Object classes by a
+ * bench-only entry module (see bench/ops.ts) — nothing of it ships in the production Worker.
+ *
+ * What Cloudflare bills, and how each is counted here:
+ * - Worker requests: every fetch and every queue batch the Worker is invoked for.
+ * - D1: rows read and rows written, from the `meta` D1 returns with each query.
+ * - Durable Objects: requests (RPC calls, fetches, alarms); wall time per request as a proxy for duration.
+ * - Queues: one operation per message written, read (delivered) and deleted (acknowledged).
+ * - R2: class A (put, multipart create/part/complete, list), class B (get, head); delete is free.
+ * https://developers.cloudflare.com/workers/platform/pricing/
+ */
+
+type Counts = Record<string, number>;
+const counts: Counts = {};
+
+function add(name: string, by = 1): void {
+  counts[name] = (counts[name] ?? 0) + by;
+}
+
+export function snapshot(): Counts {
+  return { ...counts };
+}
+
+export function reset(): void {
+  for (const name of Object.keys(counts)) delete counts[name];
+}
+
+function addD1Meta(meta: { rows_read?: number; rows_written?: number } | undefined): void {
+  add("d1.queries");
+  add("d1.rows_read", meta?.rows_read ?? 0);
+  add("d1.rows_written", meta?.rows_written ?? 0);
+}
+
+const realStatements = new WeakMap<object, D1PreparedStatement>();
+
+function meterStatement(statement: D1PreparedStatement): D1PreparedStatement {
+  const metered = new Proxy(statement, {
+    get(target, property) {
+      switch (property) {
+        case "bind":
+          return (...values: unknown[]) => meterStatement(target.bind(...values));
+        case "run":
+        case "all":
+          return async () => {
+            const result = await target[property]();
+            addD1Meta(result.meta);
+            return result;
+          };
+        case "first":
+          // first() returns no meta: read through all() to count the rows it reads.
+          return async (column?: string) => {
+            const result = await target.all<Record<string, unknown>>();
+            addD1Meta(result.meta);
+            const row = result.results[0];
+            if (row === undefined) return null;
+            return column === undefined ? row : (row[column] ?? null);
+          };
+        case "raw":
+          return async (options?: { columnNames?: boolean }) => {
+            const result = await target.all<Record<string, unknown>>();
+            addD1Meta(result.meta);
+            const rows = result.results.map((row) => Object.values(row));
+            return options?.columnNames ? [Object.keys(result.results[0] ?? {}), ...rows] : rows;
+          };
+        default: {
+          const value = Reflect.get(target, property);
+          return typeof value === "function" ? value.bind(target) : value;
+        }
+      }
+    },
+  });
+  realStatements.set(metered, statement);
+  return metered;
+}
+
+function meterD1(db: D1Database): D1Database {
+  return new Proxy(db, {
+    get(target, property) {
+      if (property === "prepare") return (sql: string) => meterStatement(target.prepare(sql));
+      if (property === "batch") {
+        return async (statements: D1PreparedStatement[]) => {
+          const results = await target.batch(statements.map((statement) => realStatements.get(statement) ?? statement));
+          for (const result of results) addD1Meta(result.meta);
+          return results;
+        };
+      }
+      const value = Reflect.get(target, property);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
+const R2_CLASS_A = new Set(["put", "createMultipartUpload", "list"]);
+const R2_CLASS_B = new Set(["get", "head"]);
+
+function meterMultipart<T extends object>(upload: T): T {
+  return new Proxy(upload, {
+    get(target, property) {
+      const value = Reflect.get(target, property);
+      if (typeof value !== "function") return value;
+      if (property === "uploadPart" || property === "complete") add("r2.class_a");
+      return value.bind(target);
+    },
+  });
+}
+
+function meterR2(bucket: R2Bucket): R2Bucket {
+  return new Proxy(bucket, {
+    get(target, property) {
+      const value = Reflect.get(target, property);
+      if (typeof value !== "function") return value;
+      return (...args: unknown[]) => {
+        if (R2_CLASS_A.has(String(property))) add("r2.class_a");
+        if (R2_CLASS_B.has(String(property))) add("r2.class_b");
+        const result = value.apply(target, args);
+        if (property === "createMultipartUpload") return (result as Promise<object>).then(meterMultipart);
+        if (property === "resumeMultipartUpload") return meterMultipart(result as object);
+        return result;
+      };
+    },
+  });
+}
+
+function meterQueue(binding: string, queue: Queue): Queue {
+  return new Proxy(queue, {
+    get(target, property) {
+      const value = Reflect.get(target, property);
+      if (typeof value !== "function") return value;
+      return (...args: unknown[]) => {
+        if (property === "send") add(`queue.${binding}.written`);
+        if (property === "sendBatch") add(`queue.${binding}.written`, (args[0] as unknown[]).length);
+        return value.apply(target, args);
+      };
+    },
+  });
+}
+
+/** A Durable Object stub whose every call counts as one request to its namespace. */
+function meterStub(binding: string, stub: DurableObjectStub): DurableObjectStub {
+  return new Proxy(stub, {
+    get(target, property) {
+      const value = Reflect.get(target, property);
+      if (typeof property === "symbol" || property === "then" || property === "id" || property === "name" || typeof value !== "function") return value;
+      return async (...args: unknown[]) => {
+        add(`do.${binding}.requests`);
+        const started = Date.now();
+        try {
+          // An RPC property is itself a stub: `.apply` would be sent as a remote call.
+          return await Reflect.apply(value, target, args);
+        } finally {
+          add(`do.${binding}.wall_ms`, Date.now() - started);
+        }
+      };
+    },
+  });
+}
+
+function meterNamespace(binding: string, namespace: DurableObjectNamespace): DurableObjectNamespace {
+  return new Proxy(namespace, {
+    get(target, property) {
+      const value = Reflect.get(target, property);
+      if (typeof value !== "function") return value;
+      if (property === "get" || property === "getByName") return (...args: unknown[]) => meterStub(binding, Reflect.apply(value, target, args));
+      return value.bind(target);
+    },
+  });
+}
+
+const meteredEnvs = new WeakMap<object, object>();
+
+/** The same env, its D1, R2, queue and Durable Object bindings counting what they do. */
+export function meterEnv<E extends object>(env: E): E {
+  const cached = meteredEnvs.get(env);
+  if (cached) return cached as E;
+  const wrapped: Record<string, unknown> = {};
+  for (const [name, binding] of Object.entries(env)) {
+    const b = binding as Record<string, unknown> | null;
+    if (b && typeof b === "object" && typeof b.prepare === "function" && typeof b.batch === "function") wrapped[name] = meterD1(b as unknown as D1Database);
+    else if (b && typeof b === "object" && typeof b.createMultipartUpload === "function") wrapped[name] = meterR2(b as unknown as R2Bucket);
+    else if (b && typeof b === "object" && typeof b.sendBatch === "function") wrapped[name] = meterQueue(name, b as unknown as Queue);
+    else if (b && typeof b === "object" && typeof b.idFromName === "function") wrapped[name] = meterNamespace(name, b as unknown as DurableObjectNamespace);
+    else wrapped[name] = binding;
+  }
+  meteredEnvs.set(env, wrapped);
+  return wrapped as E;
+}
+
+/** A Durable Object class whose instances see a metered env and count their alarms. */
+export function meterClass<C extends new (ctx: DurableObjectState, env: never) => object>(binding: string, Base: C): C {
+  const Metered = class extends (Base as new (ctx: DurableObjectState, env: object) => { alarm?: (info?: unknown) => Promise<void> }) {
+    constructor(ctx: DurableObjectState, env: object) {
+      super(ctx, meterEnv(env));
+    }
+  };
+  if (typeof (Base.prototype as { alarm?: unknown }).alarm === "function") {
+    Object.defineProperty(Metered.prototype, "alarm", {
+      value: async function (this: { constructor: unknown }, info?: unknown) {
+        add(`do.${binding}.requests`);
+        add(`do.${binding}.alarms`);
+        return (Base.prototype as unknown as { alarm: (info?: unknown) => Promise<void> }).alarm.call(this, info);
+      },
+    });
+  }
+  return Metered as unknown as C;
+}
+
+const COUNTS_PATH = "/__bench/ops";
+
+/** The Worker's handlers with a metered env; GET /__bench/ops reads the counts, DELETE resets them. */
+export function meterHandler<E extends object>(handler: ExportedHandler<E>): ExportedHandler<E> {
+  return {
+    async fetch(request, env, ctx) {
+      if (new URL(request.url).pathname === COUNTS_PATH) {
+        if (request.method === "DELETE") reset();
+        return Response.json(snapshot());
+      }
+      add("worker.requests");
+      return handler.fetch!(request as never, meterEnv(env), ctx);
+    },
+    async queue(batch, env, ctx) {
+      add("worker.requests");
+      add(`queue.${batch.queue}.delivered`, batch.messages.length);
+      return handler.queue!(batch, meterEnv(env), ctx);
+    },
+    async scheduled(controller, env, ctx) {
+      add("worker.requests");
+      return handler.scheduled!(controller, meterEnv(env), ctx);
+    },
+  };
+}
