@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { queueJobs } from "../dispatch/jobs-queue";
+import { type Waiting, oldestFirst } from "../dispatch/waiting";
 import { config } from "../lib/config";
 import { isFinal } from "../tasks/state";
 import { liveState } from "../lib/stubs";
@@ -8,7 +9,7 @@ interface Slots {
   /** Tasks holding a running slot. */
   running: string[];
   /** Tasks waiting for a slot, oldest submission first. */
-  waiting: { task_id: string; created_at: string }[];
+  waiting: Waiting[];
 }
 
 /** While anything waits, slots are re-checked this often in case a release was lost. */
@@ -24,7 +25,7 @@ export class AccountObject extends DurableObject<Env> {
     const slots = await this.load();
     if (slots.running.includes(taskId) || slots.waiting.some((entry) => entry.task_id === taskId)) return;
     slots.waiting.push({ task_id: taskId, created_at: createdAt });
-    slots.waiting.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.task_id.localeCompare(b.task_id));
+    slots.waiting.sort(oldestFirst);
     await this.save(slots);
   }
 

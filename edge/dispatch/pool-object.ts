@@ -1,10 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { queueJobs } from "./jobs-queue";
-
-interface Waiting {
-  task_id: string;
-  created_at: string;
-}
+import { type Waiting, oldestFirst } from "./waiting";
 
 /** While tasks wait, the line is also woken this often, in case a slot freed without a report. */
 const PROBE_MS = 5_000;
@@ -14,13 +10,18 @@ const PROBE_MS = 5_000;
  * waits here, oldest first, and its job is queued again as soon as any task ends (which frees
  * a slot somewhere) — so slots do not sit idle through a backoff, and waiting never uses up
  * the job's delivery attempts. One instance serves the whole deployment.
+ *
+ * It is kept apart from each user's line (AccountObject) on purpose: that one guards a
+ * per-user cap and lives one per user, so it scales with users; this one guards the shared
+ * transcoders' capacity, which only the URL backend has (a Container per task is never busy).
+ * A task passes the user's line first, then, only if every transcoder is busy, waits here.
  */
 export class DispatchPoolObject extends DurableObject<Env> {
   async wait(taskId: string, createdAt: string): Promise<void> {
     const line = await this.load();
     if (!line.some((entry) => entry.task_id === taskId)) {
       line.push({ task_id: taskId, created_at: createdAt });
-      line.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.task_id.localeCompare(b.task_id));
+      line.sort(oldestFirst);
     }
     await this.save(line);
   }
@@ -28,10 +29,6 @@ export class DispatchPoolObject extends DurableObject<Env> {
   /** A task ended: the slot it held goes to the oldest waiting task. */
   async released(): Promise<void> {
     await this.wake(1);
-  }
-
-  async waiting(): Promise<number> {
-    return (await this.load()).length;
   }
 
   override async alarm(): Promise<void> {
