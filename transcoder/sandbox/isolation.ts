@@ -45,6 +45,7 @@ export const SANDBOX_GID = 65534;
 export const JOB_MOUNT = "/job";
 /** First uid (and gid) handed to jobs when each gets its own: far above login and system users. */
 export const JOB_UID_BASE = 200_000;
+const UIDS_PER_TRANSCODER = 1024;
 
 /**
  * How every ffmpeg/ffprobe process is wrapped, each tool exec'ing the next so the pid spawned is
@@ -58,7 +59,11 @@ export const JOB_UID_BASE = 200_000;
  */
 export class Sandbox {
   private readonly freeUids: number[] = [];
-  private nextUid = JOB_UID_BASE;
+  /**
+   * Transcoders sharing a host draw from ranges of their own (by pid, unique among the living):
+   * jobs of two transcoders never share a uid either.
+   */
+  private nextUid = JOB_UID_BASE + (process.pid % 2 ** 21) * UIDS_PER_TRANSCODER;
 
   constructor(
     private readonly layers: {
