@@ -45,6 +45,11 @@ function describeViolation(violation: Violation): string {
 }
 
 describe("the import graph", () => {
+  it("has no import cycles", { timeout: TIMEOUT_MS }, async () => {
+    const cycles = (await treeViolations()).filter((v) => v.rule.name === "no-circular");
+    expect(cycles.map(describeViolation)).toEqual([]);
+  });
+
   it("keeps web frameworks out of shared/, Hono out of the transcoder and Fastify out of the Worker", { timeout: TIMEOUT_MS }, async () => {
     const leaks = (await treeViolations()).filter((v) => v.rule.name !== "no-circular");
     expect(leaks.map((v) => `${v.rule.name}: ${describeViolation(v)}`)).toEqual([]);
