@@ -33,6 +33,17 @@ describe("the public API under /console/api, with the session", () => {
     expect((await expectProblem(validation, 400, "INPUT_NOT_ALLOWED")).token).toBe("/etc/passwd");
   });
 
+  it("streams a task's events (SSE) through the session", async () => {
+    const { client } = await signedInUser();
+    const { task_id } = await (await client.fetch("/console/api/v1/tasks", { json: { command: COMMAND } })).json<{ task_id: string }>();
+    await client.fetch(`/console/api/v1/tasks/${task_id}/cancel`, { method: "POST" });
+    const events = await client.fetch(`/console/api/v1/tasks/${task_id}/events`);
+    expect(events.status).toBe(200);
+    expect(events.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    const text = await events.text();
+    expect(text).toMatch(/^event: status\ndata: .*"status":"failed"/m);
+  });
+
   it("answers 404 for another user's task, as /v1 does", async () => {
     const other = await createUser();
     const { task_id } = await (await postJson("/v1/tasks", other.key, { command: COMMAND })).json<{ task_id: string }>();
