@@ -3,7 +3,7 @@ import type { UploadRecord } from "../../shared/schemas/files";
 import { readSession } from "../accounts/sessions";
 import { toUploadRecord } from "../files/records";
 
-export type ListedFile = UploadRecord & { filename: string | null };
+type ListedFile = UploadRecord & { filename: string | null };
 
 /**
  * The signed-in user's unexpired uploads, newest first, for the pages that list them (Files and

@@ -10,7 +10,7 @@ const NAV = [
   { href: "/console/account", label: "Account", page: "account" },
 ];
 
-export interface LayoutProps {
+interface LayoutProps {
   title: string;
   /** Which page module the browser script runs (`data-page`). */
   page: string;
