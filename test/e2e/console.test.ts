@@ -108,9 +108,15 @@ describe("a developer's first session in the console", () => {
     await ready(page);
     const statusAtLoad = await page.locator("#task-status").textContent();
     expect(["pending", "running"]).toContain(statusAtLoad);
+    await page.evaluate(`
+      window.etasShown = [];
+      const eta = document.getElementById("task-eta");
+      new MutationObserver(() => window.etasShown.push(eta.textContent)).observe(eta, { childList: true, characterData: true, subtree: true });
+    `);
     await expect.poll(() => progressOf(page, "#task-progress"), { timeout: 90_000 }).toBeGreaterThan(0);
     await expect.poll(() => page.locator("#task-status").textContent(), { timeout: 90_000 }).toBe("completed");
     expect(await progressOf(page, "#task-progress")).toBe(100);
+    expect(await page.evaluate<string[]>("window.etasShown")).toContainEqual(expect.stringMatching(/^· about \d+ (s|min \d+ s) left$/));
     await expect.poll(() => page.locator("#task-log").textContent(), PATIENT).toMatch(/ffmpeg|frame=/);
     await shoot(page, "task");
 

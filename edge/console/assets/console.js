@@ -417,6 +417,7 @@ async function loadDeliveries(taskId) {
   const list = await api(`/v1/tasks/${encodeURIComponent(taskId)}/webhooks`);
   $("#webhook-url").textContent = list.webhook_url ? `Webhook: ${list.webhook_url}` : "This task has no webhook.";
   $("#redeliver").hidden = !(list.webhook_url && list.webhook_id);
+  $("#delivery-table").parentElement.hidden = list.deliveries.length === 0;
   $("#delivery-table tbody").replaceChildren(
     ...list.deliveries.map((delivery) =>
       el(
