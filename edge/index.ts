@@ -1,3 +1,4 @@
+import { sweepAccountRecords } from "./accounts/sweep";
 import { buildApp } from "./app";
 import { sweepAbandonedUploads, sweepExpiredFiles } from "./files/sweep";
 import { sweepIdempotencyKeys } from "./lib/idempotency";
@@ -20,6 +21,7 @@ export default {
   async scheduled(_controller, env, ctx) {
     ctx.waitUntil(sweepExpiredFiles(env).then((count) => console.log(JSON.stringify({ msg: "sweep", deleted: count }))));
     ctx.waitUntil(reconcileUnfinishedTasks(env).then((count) => console.log(JSON.stringify({ msg: "reconciled unfinished tasks", checked: count }))));
+    ctx.waitUntil(sweepAccountRecords(env).then((counts) => console.log(JSON.stringify({ msg: "sweep accounts", ...counts }))));
     ctx.waitUntil(Promise.all([sweepAbandonedUploads(env), sweepIdempotencyKeys(env), sweepUnsentWebhooks(env)]).then(([uploads, keys, webhooks]) => console.log(JSON.stringify({ msg: "sweep leftovers", tus_uploads: uploads, idempotency_keys: keys, webhooks_queued: webhooks }))));
   },
 } satisfies ExportedHandler<Env>;

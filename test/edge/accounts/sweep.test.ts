@@ -1,0 +1,42 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { issueMailToken } from "../../../edge/accounts/mail-tokens";
+import { sweepAccountRecords } from "../../../edge/accounts/sweep";
+import { createUser } from "../../../edge/accounts/users";
+import { createUser as createKeyUser } from "../helpers";
+import { newEmail, signedInUser } from "../console-api/client";
+
+const DAY = 24 * 60 * 60 * 1000;
+const count = (sql: string, ...params: unknown[]) => env.DB.prepare(sql).bind(...params).first<number>("n");
+
+describe("sweepAccountRecords", () => {
+  it("drops expired sessions and tokens, ended sign-in windows and old outbox mail, keeping live ones", async () => {
+    const { userId } = await signedInUser();
+    const later = new Date(Date.now() + 15 * DAY);
+    await env.DB.prepare("INSERT INTO signin_failures (subject, failures, window_ends_at) VALUES (?, 3, ?)").bind(`account:${newEmail()}`, Math.floor(Date.now() / 1000) + 60).run();
+    const token = await issueMailToken(env.DB, userId, "reset");
+    expect(token).toBeTruthy();
+    await sweepAccountRecords(env, new Date());
+    expect(await count("SELECT COUNT(*) AS n FROM sessions WHERE user_id = ?", userId)).toBe(1);
+    expect(await count("SELECT COUNT(*) AS n FROM mail_tokens WHERE user_id = ?", userId)).toBe(1);
+
+    const swept = await sweepAccountRecords(env, later);
+    expect(swept.sessions).toBeGreaterThanOrEqual(1);
+    expect(await count("SELECT COUNT(*) AS n FROM sessions WHERE user_id = ?", userId)).toBe(0);
+    expect(await count("SELECT COUNT(*) AS n FROM mail_tokens WHERE user_id = ?", userId)).toBe(0);
+    expect(await count("SELECT COUNT(*) AS n FROM signin_failures WHERE window_ends_at <= ?", Math.floor(later.getTime() / 1000))).toBe(0);
+    expect(await count("SELECT COUNT(*) AS n FROM dev_outbox WHERE created_at <= ?", new Date(later.getTime() - 7 * DAY).toISOString())).toBe(0);
+    expect(await count("SELECT COUNT(*) AS n FROM users WHERE id = ?", userId)).toBe(1);
+  });
+
+  it("forgets a sign-up never confirmed after a week, but never a verified user or one with keys", async () => {
+    const unconfirmed = await createUser(env.DB, newEmail(), new Date(Date.now() - 8 * DAY));
+    const fresh = await createUser(env.DB, newEmail());
+    const withKey = await createKeyUser();
+    await env.DB.prepare("UPDATE users SET email = ?, created_at = ? WHERE id = ?").bind(newEmail(), new Date(Date.now() - 30 * DAY).toISOString(), withKey.userId).run();
+    await sweepAccountRecords(env);
+    expect(await count("SELECT COUNT(*) AS n FROM users WHERE id = ?", unconfirmed.id)).toBe(0);
+    expect(await count("SELECT COUNT(*) AS n FROM users WHERE id = ?", fresh.id)).toBe(1);
+    expect(await count("SELECT COUNT(*) AS n FROM users WHERE id = ?", withKey.userId)).toBe(1);
+  });
+});
