@@ -91,6 +91,9 @@ describe("a developer's first session in the console", () => {
     const keyField = page.getByLabel("New API key");
     await expect.poll(() => keyField.inputValue(), PATIENT).toMatch(/^ffe_/);
     const key = await keyField.inputValue();
+    await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: stack.edgeUrl });
+    await page.getByRole("button", { name: "Copy", exact: true }).click();
+    expect(await page.evaluate<string>("navigator.clipboard.readText()")).toBe(key);
     await expect.poll(() => page.locator("#key-table tbody tr").count(), PATIENT).toBe(1);
     expect(await page.locator("#key-table tbody").textContent()).toContain("laptop");
     await shoot(page, "api-keys");
@@ -116,6 +119,7 @@ describe("a developer's first session in the console", () => {
     await expect.poll(() => progressOf(page, "#task-progress"), { timeout: 90_000 }).toBeGreaterThan(0);
     await expect.poll(() => page.locator("#task-status").textContent(), { timeout: 90_000 }).toBe("completed");
     expect(await progressOf(page, "#task-progress")).toBe(100);
+    await expect.poll(() => page.locator("#announcer").textContent(), PATIENT).toBe("Task completed");
     expect(await page.evaluate<string[]>("window.etasShown")).toContainEqual(expect.stringMatching(/^· about \d+ (s|min \d+ s) left$/));
     await expect.poll(() => page.locator("#task-log").textContent(), PATIENT).toMatch(/ffmpeg|frame=/);
     await shoot(page, "task");
