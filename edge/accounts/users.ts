@@ -9,11 +9,7 @@ export interface UserRow {
   created_at: string;
 }
 
-/** Addresses are compared and stored lowercased. */
-export function normalizeEmail(email: string): string {
-  return email.trim().toLowerCase();
-}
-
+/** Addresses are stored lowercased (the request schemas lowercase them). */
 export function findUserByEmail(db: D1Database, email: string): Promise<UserRow | null> {
   return db.prepare("SELECT * FROM users WHERE email = ?").bind(email).first<UserRow>();
 }
