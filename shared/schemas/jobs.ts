@@ -6,10 +6,6 @@ import { TASK_FAILURE_CODES } from "../errors";
  * receives with these schemas, and the transcoder validates every job it accepts.
  */
 
-/** Queue message: which task to dispatch. Delivered at least once. */
-export const JobMessageSchema = z.object({ task_id: z.string().min(1) });
-export type JobMessage = z.infer<typeof JobMessageSchema>;
-
 /** Body of the transcoder's `POST /jobs` (Authorization: Bearer TRANSCODER_SECRET). */
 export const TranscodeJobSchema = z.object({
   task_id: z.string().min(1).max(64).regex(/^[A-Za-z0-9_-]+$/),
