@@ -29,3 +29,6 @@ declare namespace Cloudflare {
   interface Env extends FfedgeSecrets {}
 }
 interface Env extends FfedgeSecrets {}
+
+// Code names the global `Env`, the test pool and Container stubs `Cloudflare.Env`: one type for both.
+interface Env extends Cloudflare.Env {}
