@@ -250,8 +250,17 @@ async function tasksPage() {
     $("#prev-page").disabled = offset === 0;
     $("#next-page").disabled = offset + list.tasks.length >= list.total;
     const active = list.tasks.filter((task) => task.status === "pending" || task.status === "running");
-    for (const [id, source] of streams) if (!active.some((task) => task.task_id === id)) (source.close(), streams.delete(id));
-    for (const task of active.slice(0, MAX_LIVE_STREAMS)) if (!streams.has(task.task_id)) streams.set(task.task_id, followRow(task.task_id, load));
+    for (const [id, source] of streams) {
+      if (active.some((task) => task.task_id === id)) continue;
+      source.close();
+      streams.delete(id);
+    }
+    const lost = (id) => {
+      streams.delete(id);
+      clearTimeout(refreshTimer);
+      refreshTimer = setTimeout(load, 5000);
+    };
+    for (const task of active.slice(0, MAX_LIVE_STREAMS)) if (!streams.has(task.task_id)) streams.set(task.task_id, followRow(task.task_id, load, lost));
     clearTimeout(refreshTimer);
     if (active.length > streams.size) refreshTimer = setTimeout(load, 5000);
   };
@@ -271,7 +280,7 @@ function taskRow(task) {
 }
 
 /** Follows one listed task's event stream and updates its row; reloads the list when it ends. */
-function followRow(taskId, reload) {
+function followRow(taskId, reload, lost) {
   const source = new EventSource(`${API}/v1/tasks/${encodeURIComponent(taskId)}/events`);
   const update = (event) => {
     const data = JSON.parse(event.data);
@@ -292,7 +301,10 @@ function followRow(taskId, reload) {
       reload();
     });
   }
-  source.onerror = () => source.close();
+  source.onerror = () => {
+    source.close();
+    lost(taskId);
+  };
   return source;
 }
 
