@@ -30,7 +30,6 @@ const app = exposed<{ config: TranscoderConfig }>(async function app(fastify, { 
   await fastify.register(jobRoutes);
   await fastify.register(healthRoutes);
 });
-export default app;
 
 /** A ready transcoder for `config`; server.ts adds listening and signals, tests use it as is. */
 export async function buildApp(config: TranscoderConfig, options: FastifyServerOptions = {}): Promise<FastifyInstance> {
