@@ -34,6 +34,10 @@ export async function eraseAccount(env: Env, userId: string, email: string | nul
     db.prepare("DELETE FROM files WHERE user_id = ?").bind(userId),
     db.prepare("DELETE FROM tasks WHERE user_id = ?").bind(userId),
     db.prepare("DELETE FROM signin_failures WHERE subject = ?").bind(`account:${email}`),
+    // Again, in the same transaction as the user: a reset mail or a sign-in that raced the
+    // deletion would otherwise hold the user row through its foreign key.
+    db.prepare("DELETE FROM mail_tokens WHERE user_id = ?").bind(userId),
+    db.prepare("DELETE FROM sessions WHERE user_id = ?").bind(userId),
     db.prepare("DELETE FROM users WHERE id = ?").bind(userId),
   ]);
   // After the rows: a transcoder finishing a canceled task finds no task to report to.
