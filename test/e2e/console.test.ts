@@ -433,6 +433,29 @@ describe("what the console refuses", () => {
     await context.close();
   }, 120_000);
 
+  it("explains a bad verification link, a bad reset link and a sign-in before verifying", async () => {
+    const { page, context } = await newSession(browser);
+    await page.goto(`${stack.edgeUrl}/console/verify?token=not-a-token`);
+    await expect.poll(() => page.locator("#verify-status").textContent(), PATIENT).toContain("Sign up again to get a new link.");
+
+    await page.goto(`${stack.edgeUrl}/console/reset?token=not-a-token`);
+    await page.getByLabel("New password").fill("a new password");
+    await page.getByRole("button", { name: "Set password" }).click();
+    await expect.poll(() => page.locator("#flash").textContent(), PATIENT).toContain("This link is invalid");
+    expect(new URL(page.url()).pathname).toBe("/console/reset");
+
+    const email = newEmail();
+    await page.goto(`${stack.edgeUrl}/console/signup`);
+    await page.getByLabel("Email").fill(email);
+    await page.getByLabel("Password").fill(PASSWORD);
+    await page.getByRole("button", { name: "Create account" }).click();
+    await expect.poll(() => page.locator("#flash").textContent(), PATIENT).toContain("verification link");
+    await signIn(page, email);
+    await expect.poll(() => page.locator("#flash").textContent(), PATIENT).toContain("verification mail");
+    expect(new URL(page.url()).pathname).toBe("/console/signin");
+    await context.close();
+  }, 120_000);
+
   it("sends a browser whose session was signed out elsewhere back to sign-in, then returns it to the page it wanted", async () => {
     const { page, context } = await newSession(browser);
     const email = newEmail();
