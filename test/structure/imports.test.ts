@@ -9,6 +9,7 @@ const run = promisify(execFile);
 const ROOT = resolve(import.meta.dirname, "../..");
 const CRUISER = join(ROOT, "node_modules/dependency-cruiser/bin/dependency-cruiser.mjs");
 const CRUISER_CONFIG = join(import.meta.dirname, "dependency-cruiser.cjs");
+const KNIP = join(ROOT, "node_modules/knip/bin/knip.js");
 const SOURCES = ["edge", "shared", "transcoder", "scripts", "bench", "test"];
 const TIMEOUT_MS = 180_000;
 
@@ -74,5 +75,12 @@ describe("the import graph", () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe("dead code", () => {
+  it("has no unused files, exports or exported types", { timeout: TIMEOUT_MS }, async () => {
+    const result = await node([KNIP, "--config", "test/structure/knip.json", "--include", "files,exports,types", "--no-progress"], ROOT);
+    expect(result.code, result.output).toBe(0);
   });
 });
