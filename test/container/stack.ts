@@ -12,6 +12,7 @@ import { unstable_startWorker } from "wrangler";
 import { newKeyStatements } from "../../shared/accounts";
 
 const run = promisify(execFile);
+export const TASK_TIMEOUT_SECONDS = 60;
 const quiet = { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false", CI: "1" };
 
 /**
@@ -25,6 +26,8 @@ export class ContainerStack {
   private constructor(
     readonly edgeUrl: string,
     readonly inputHost: string,
+    /** The image wrangler built from transcoder/Dockerfile for this run. */
+    readonly image: string,
     private readonly origin: http.Server,
     private readonly worker: Awaited<ReturnType<typeof unstable_startWorker>>,
     private readonly persist: string,
@@ -47,7 +50,10 @@ export class ContainerStack {
       SIGNING_SECRET: "container-signing-secret",
       TRANSCODER_SECRET: "container-transcoder-secret",
       DEV_FETCH_ALLOW_HOSTS: inputHost,
+      // Short enough to see a task time out, long enough for the other tasks under load.
+      TASK_TIMEOUT_SECONDS: String(TASK_TIMEOUT_SECONDS),
     };
+    const buildId = randomUUID().slice(0, 8);
     const worker = await unstable_startWorker({
       config: "wrangler.toml",
       build: { nodejsCompatMode: "v2" },
@@ -60,12 +66,12 @@ export class ContainerStack {
         watch: false,
         enableContainers: true,
         // Names this run's image build, as `wrangler dev` does.
-        containerBuildId: randomUUID().slice(0, 8),
+        containerBuildId: buildId,
         ...(process.env.WRANGLER_DOCKER_BIN ? { dockerPath: process.env.WRANGLER_DOCKER_BIN } : {}),
       },
     });
     await worker.ready;
-    return new ContainerStack(edgeUrl, inputHost, origin, worker, persist);
+    return new ContainerStack(edgeUrl, inputHost, `cloudflare-dev/transcodercontainer:${buildId}`, origin, worker, persist);
   }
 
   /** A URL of the input origin, as a user would write it in a command. */

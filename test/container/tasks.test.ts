@@ -2,7 +2,7 @@ import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Clips, makeClips } from "../transcoder/helpers/media";
-import { ContainerStack, transcoderContainers } from "./stack";
+import { ContainerStack, TASK_TIMEOUT_SECONDS, transcoderContainers } from "./stack";
 
 const run = promisify(execFile);
 const MB = 1024 * 1024;
@@ -54,7 +54,8 @@ async function until<T>(what: string, read: () => Promise<T>, done: (value: T) =
 }
 
 const ended = (t: Task) => t.status === "completed" || t.status === "failed";
-const noTranscoderContainer = () => until("the task's container to be gone", transcoderContainers, (ids) => ids.length === 0, 60_000);
+/** Neither a transcoder container nor its egress sidecar is left running. */
+const noTranscoderContainer = () => until("the task's container to be gone", () => transcoderContainers({ sidecars: true }), (ids) => ids.length === 0, 60_000);
 
 describe("tasks in TranscoderContainers (wrangler dev with Containers)", () => {
   it("fetches the input through the outbound handler and stores a >100 MB output through the Worker; the container is gone after", async () => {
@@ -92,6 +93,14 @@ describe("tasks in TranscoderContainers (wrangler dev with Containers)", () => {
     await noTranscoderContainer();
   });
 
+  it("ends a task that runs past its time limit with TIMEOUT and removes its container", { timeout: (TASK_TIMEOUT_SECONDS + 300) * 1000 }, async () => {
+    const id = await submit(`ffmpeg -i ${stack.inputUrl("long.mp4")} -vf scale=1920:1080 -c:v libx264 -preset veryslow out.mp4`);
+    // The Task object's deadline: the time limit and two minutes' grace for the last report.
+    const done = await until("the task to time out", () => task(id), ended, (TASK_TIMEOUT_SECONDS + 120 + 90) * 1000);
+    expect(done, JSON.stringify(done)).toMatchObject({ status: "failed", error_code: "TIMEOUT" });
+    await noTranscoderContainer();
+  });
+
   it("starts the run again in a new container when its container dies mid-task", async () => {
     const id = await submit(`ffmpeg -i ${stack.inputUrl("long.mp4")} -vf scale=1920:1080 -c:v libx264 -preset veryslow out.mp4`);
     await until("the task to run", () => task(id), (t) => t.status === "running" && t.progress > 0);
@@ -102,5 +111,18 @@ describe("tasks in TranscoderContainers (wrangler dev with Containers)", () => {
     await until("the new run to report", () => task(id), (t) => t.status === "running" && (t.retries ?? 1) >= 1);
     await stack.fetch(`/v1/tasks/${id}/cancel`, { method: "POST", headers: { authorization: `Bearer ${key}` } });
     await noTranscoderContainer();
+  });
+});
+
+describe("the transcoder image wrangler builds", () => {
+  it("ships only what runs: one bundled JavaScript module on Node 24, without node_modules, npm or TypeScript, under 1 GB", async () => {
+    await until("wrangler's image", () => run("docker", ["image", "inspect", stack.image]).then(() => true, () => false), (found) => found, 60_000);
+    const inImage = async (script: string) => (await run("docker", ["run", "--rm", "--entrypoint", "sh", stack.image, "-c", script])).stdout.trim();
+    expect(await inImage("ls /app")).toBe("server.mjs\nserver.mjs.map");
+    expect(await inImage("node --version")).toMatch(/^v24\./);
+    expect(await inImage("command -v npm tsx npx || echo none")).toBe("none");
+    expect(await inImage("ffmpeg -hide_banner -version >/dev/null && echo ffmpeg-runs")).toBe("ffmpeg-runs");
+    const { stdout } = await run("docker", ["image", "inspect", stack.image, "--format", "{{.Size}}"]);
+    expect(Number(stdout)).toBeLessThan(1024 ** 3);
   });
 });
