@@ -14,7 +14,7 @@
  * and the load average with every number: other work on the same cores moves them.
  */
 import { execFile } from "node:child_process";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs, promisify } from "node:util";
@@ -56,15 +56,23 @@ export async function runTasksBenchmark(argv: string[]): Promise<void> {
     const lines = [`Machine: ${concurrency} cores; transcoder concurrency ${concurrency}; ${runs} runs each; medians. Load average before: ${loadBefore}.`, ""];
     lines.push("| Case | Direct ffmpeg | Through ffedge | Result | Target | | Load (1 min) |", "|---|---|---|---|---|---|---|");
     const results: Record<string, unknown> = {};
+    const cpuLines = ["", "CPU time per task, which other load does not inflate (direct: the ffmpeg process; ffedge: every process of the stack — workerd, the local R2/D1, the transcoder, its ffmpeg):", "", "| Case | Direct ffmpeg | Whole ffedge stack | Added by ffedge | Stack by process (ms) |", "|---|---|---|---|---|"];
     const serviceRuns: Record<string, ServiceRun[]> = {};
     for (const [entry, runsFor, target] of [[short, runs, 100], [long, Math.max(2, Math.ceil(runs / 2)), 3]] as const) {
       await direct(entry, dir);
       await throughService(stack, key, entry);
       const directTimes: number[] = [];
       const measured: ServiceRun[] = [];
+      const cpu = { direct: 0, service: 0, byProcess: {} as Record<string, number> };
       for (let i = 0; i < runsFor; i++) {
+        let before = await cpuMs();
         directTimes.push(await direct(entry, dir));
+        cpu.direct += (await cpuMs()).children - before.children;
+        before = await cpuMs();
         measured.push(await throughService(stack, key, entry));
+        const after = await cpuMs();
+        cpu.service += after.descendants - before.descendants;
+        for (const [name, ms] of Object.entries(after.byProcess)) cpu.byProcess[name] = (cpu.byProcess[name] ?? 0) + ms - (before.byProcess[name] ?? 0);
       }
       const d = median(directTimes);
       const s = median(measured.map((m) => m.ms));
@@ -73,7 +81,9 @@ export async function runTasksBenchmark(argv: string[]): Promise<void> {
       const shown = entry === short ? `${sign}${Math.round(overhead)} ms` : `${sign}${overhead.toFixed(1)} %`;
       const unit = entry === short ? "ms" : "%";
       lines.push(`| ${entry.name} | ${Math.round(d)} ms | ${Math.round(s)} ms | ${shown} | ≤ ${target} ${unit} | ${verdict(overhead <= target)} | ${load1()} |`);
-      results[entry.name] = { directMs: directTimes, serviceMs: measured.map((m) => m.ms), load: load1() };
+      const split = Object.entries(cpu.byProcess).filter(([, ms]) => ms / runsFor >= 1).sort((a, b) => b[1] - a[1]).map(([name, ms]) => `${name} ${Math.round(ms / runsFor)}`).join(", ");
+      cpuLines.push(`| ${entry.name} | ${Math.round(cpu.direct / runsFor)} ms | ${Math.round(cpu.service / runsFor)} ms | +${Math.round((cpu.service - cpu.direct) / runsFor)} ms | ${split} |`);
+      results[entry.name] = { directMs: directTimes, serviceMs: measured.map((m) => m.ms), load: load1(), cpuPerTaskMs: { direct: cpu.direct / runsFor, service: cpu.service / runsFor } };
       serviceRuns[entry.name] = measured;
     }
 
@@ -90,6 +100,7 @@ export async function runTasksBenchmark(argv: string[]): Promise<void> {
     lines.push(`| progress latency ffmpeg → SSE (${latencies.length} events, 20 s case) | | | ${Math.round(latency)} ms | ≤ 250 ms | ${verdict(latency <= 250)} | ${load1()} |`);
     results.progressLatencyMs = latencies;
 
+    lines.push(...cpuLines);
     const phases = phaseMedians(logs, serviceRuns[short.name]!.map((m) => m.taskId));
     lines.push("", `Inside the transcoder, a short task (medians, ms): ${Object.entries(phases).map(([phase, ms]) => `${phase} ${ms}`).join(", ")}.`);
     lines.push(`Load average after: ${load()}.`);
@@ -187,6 +198,39 @@ async function timed(work: () => Promise<unknown>): Promise<number> {
   const start = performance.now();
   await work();
   return performance.now() - start;
+}
+
+/**
+ * CPU time so far, in ms: of this process's reaped children (direct ffmpeg runs), and of every
+ * process descending from this one that still runs plus what they reaped (the stack).
+ */
+async function cpuMs(): Promise<{ children: number; descendants: number; byProcess: Record<string, number> }> {
+  const ticks = 1000 / 100; // USER_HZ is 100 on Linux
+  const stats = new Map<number, { name: string; parent: number; own: number; reaped: number }>();
+  for (const entry of await readdir("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = await readFile(`/proc/${entry}/stat`, "utf8").catch(() => undefined);
+    if (!stat) continue;
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+    // Node names its main thread "MainThread"; the transcoder is known by its entry file.
+    const cmdline = name === "node" || name === "MainThread" ? await readFile(`/proc/${entry}/cmdline`, "utf8").catch(() => "") : "";
+    stats.set(Number(entry), { name: cmdline.includes("transcoder/server.ts") ? "transcoder" : name, parent: Number(fields[1]), own: (Number(fields[11]) + Number(fields[12])) * ticks, reaped: (Number(fields[13]) + Number(fields[14])) * ticks });
+  }
+  const isDescendant = (pid: number): boolean => {
+    for (let current = stats.get(pid)?.parent; current !== undefined && current > 1; current = stats.get(current)?.parent) if (current === process.pid) return true;
+    return false;
+  };
+  let descendants = 0;
+  const byProcess: Record<string, number> = {};
+  for (const [pid, stat] of stats) {
+    if (!isDescendant(pid)) continue;
+    descendants += stat.own + stat.reaped;
+    byProcess[stat.name] = (byProcess[stat.name] ?? 0) + stat.own;
+    // What the transcoder reaped is its ffmpeg/ffprobe runs with their sandbox chain.
+    if (stat.reaped > 0) byProcess[`${stat.name}'s children`] = (byProcess[`${stat.name}'s children`] ?? 0) + stat.reaped;
+  }
+  return { children: stats.get(process.pid)?.reaped ?? 0, descendants, byProcess };
 }
 
 function median(values: number[]): number {
