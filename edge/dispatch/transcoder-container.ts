@@ -10,7 +10,7 @@ import { verifyToken } from "../lib/signed-token";
 import { internal } from "../routes/internal";
 
 /** Where the platform puts the CA that signs its interception of the container's HTTPS. */
-export const CONTAINER_CA_PATH = "/etc/cloudflare/certs/cloudflare-containers-ca.crt";
+const CONTAINER_CA_PATH = "/etc/cloudflare/certs/cloudflare-containers-ca.crt";
 
 /**
  * The transcoder as a Cloudflare Container, one instance per task (named by the task id).
