@@ -2,6 +2,7 @@ import { PatternRouter } from "hono/router/pattern-router";
 import { AppError } from "../shared/errors";
 import { consoleApi } from "./console/api";
 import { consolePages } from "./console";
+import { discardUnreadBody } from "./files/unread-body";
 import { requireValidConfig } from "./lib/config";
 import { createApp } from "./lib/openapi";
 import { onError, problemResponse } from "./lib/problem";
@@ -18,7 +19,7 @@ import { webhooks } from "./routes/webhooks";
 /** The whole HTTP surface of the Worker, built from one sub-app per resource. */
 export function buildApp() {
   const app = createApp();
-  app.use("*", requireValidConfig);
+  app.use("*", discardUnreadBody, requireValidConfig);
   app.route("/", me);
   app.route("/", tasks);
   app.route("/", taskActions);
