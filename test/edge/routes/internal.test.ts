@@ -94,10 +94,11 @@ describe("callback authentication (/internal/tasks/{id}/*)", () => {
     await expectProblem(await callback(taskId, "events", token, { type: "started", seq: 0 }), 401, "UNAUTHORIZED");
   });
 
-  it("refuses a made-up token and an API key", async () => {
+  it("refuses a made-up token, an API key and the transcoders' shared secret", async () => {
     const { taskId, key } = await newTask();
-    await expectProblem(await callback(taskId, "events", "not-a-token", { type: "started", seq: 0 }), 401, "UNAUTHORIZED");
-    await expectProblem(await callback(taskId, "events", key, { type: "started", seq: 0 }), 401, "UNAUTHORIZED");
+    for (const token of ["not-a-token", key, env.TRANSCODER_SECRET]) {
+      await expectProblem(await callback(taskId, "events", token, { type: "started", seq: 0 }), 401, "UNAUTHORIZED");
+    }
   });
 });
 
