@@ -13,6 +13,11 @@ export interface GuardOptions {
   onViolation: (failure: JobFailure) => void;
 }
 
+/**
+ * Before its first output, ffmpeg may rightly be busy for long with nothing to show (an output
+ * `-ss` decodes and drops everything before it): the stall window is this many times longer.
+ */
+const FIRST_OUTPUT_GRACE = 5;
 /** How far past its planned length an output may run before it is taken for a runaway. */
 const OVERRUN_FACTOR = 10;
 const OVERRUN_MARGIN_SECONDS = 60;
@@ -28,6 +33,7 @@ export class RuntimeGuard {
   private readonly best = { outTime: -1, frame: -1, size: -1 };
   private timer: NodeJS.Timeout | undefined;
   private tripped = false;
+  private advancedOnce = false;
 
   constructor(private readonly options: GuardOptions) {}
 
@@ -35,7 +41,7 @@ export class RuntimeGuard {
     this.lastAdvance = Date.now();
     this.timer = setInterval(() => {
       const idle = Date.now() - this.lastAdvance;
-      if (idle >= this.options.stallMs) {
+      if (idle >= this.options.stallMs * (this.advancedOnce ? 1 : FIRST_OUTPUT_GRACE)) {
         this.trip(new JobFailure("STALLED", `ffmpeg made no progress for ${Math.round(idle / 1000)} s and was stopped.`));
       }
     }, Math.max(10, Math.min(1000, this.options.stallMs / 4)));
@@ -47,7 +53,10 @@ export class RuntimeGuard {
 
   progress(snapshot: ProgressSnapshot, plan: ProgressPlan): void {
     const advanced = [this.raise("outTime", snapshot.outTimeSeconds), this.raise("frame", snapshot.frame), this.raise("size", snapshot.totalSize)];
-    if (advanced.includes(true)) this.lastAdvance = Date.now();
+    if (advanced.includes(true)) {
+      this.lastAdvance = Date.now();
+      this.advancedOnce = true;
+    }
     const { maxDurationSeconds } = this.options.limits;
     const bound = Math.min(maxDurationSeconds, plan.totalSeconds === undefined ? maxDurationSeconds : plan.totalSeconds * OVERRUN_FACTOR + OVERRUN_MARGIN_SECONDS);
     if (snapshot.outTimeSeconds !== undefined && snapshot.outTimeSeconds > bound) {

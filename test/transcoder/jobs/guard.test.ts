@@ -28,9 +28,9 @@ afterAll(async () => {
 });
 
 describe("the runtime guard on a job", () => {
-  it("fails with STALLED and frees the slot when ffmpeg writes nothing for STALL_SECONDS", async () => {
-    // Decodes and scales ten minutes of video but selects no frame: busy, yet no output advances.
-    const job = jobFor(edge, `ffmpeg -stream_loop 10 -i ${media.url("/long.mp4")} -vf scale=1280:720,select=0 -an out.mp4`);
+  it("fails with STALLED and frees the slot when ffmpeg writes nothing for STALL_SECONDS (five times that before a first output)", async () => {
+    // Decodes and scales ten minutes of video to 4K but selects no frame: busy, yet no output advances.
+    const job = jobFor(edge, `ffmpeg -stream_loop 10 -i ${media.url("/long.mp4")} -vf scale=3840:2160:flags=lanczos,select=0 -an out.mp4`);
     await postJob(transcoder.app, job);
     const terminal = await edge.waitForTerminal(job.task_id, 30_000);
     expect(terminal).toMatchObject({ type: "failed", error_code: "STALLED", error: expect.stringContaining("no progress") });
