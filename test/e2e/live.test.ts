@@ -38,12 +38,26 @@ async function collectEvents(response: Response): Promise<{ event: string; data:
   return events;
 }
 
-function processesOf(taskId: string): string {
-  try {
-    return execFileSync("pgrep", ["-af", taskId]).toString().trim();
-  } catch {
-    return "";
+/**
+ * The ffmpeg processes the transcoder runs now. Inside its job root ffmpeg's command line names
+ * only paths under /job, never the task, so they are found as the transcoder's descendants.
+ */
+function ffmpegProcesses(): string {
+  const rows = execFileSync("ps", ["-e", "-o", "pid=,ppid=,args="]).toString().trim().split("\n").map((line) => {
+    const [, pid, ppid, args] = /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(line) ?? [];
+    return { pid: Number(pid), ppid: Number(ppid), args: args ?? "" };
+  });
+  const below = new Set([stack.transcoders[0]!.process.pid!]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const row of rows) {
+      if (below.has(row.ppid) && !below.has(row.pid)) {
+        below.add(row.pid);
+        grew = true;
+      }
+    }
   }
+  return rows.filter((row) => below.has(row.pid) && /\bffmpeg\b/.test(row.args)).map((row) => `${row.pid} ${row.args}`).join("\n");
 }
 
 describe("live progress over Server-Sent Events", () => {
@@ -68,7 +82,7 @@ describe("cancel", () => {
   it("stops a running ffmpeg within 2 s and ends the task CANCELED", async () => {
     const { task_id } = (await (await submitTask(stack, user.key, { command: `ffmpeg -i ${longClipUrl} -c:v libx264 -preset veryslow never.mp4` })).json()) as { task_id: string };
     const deadline = Date.now() + 30_000;
-    while (!processesOf(task_id).includes("ffmpeg")) {
+    while (ffmpegProcesses() === "") {
       if (Date.now() > deadline) throw new Error("ffmpeg never started");
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
@@ -76,8 +90,8 @@ describe("cancel", () => {
     const response = await stack.fetch(`/v1/tasks/${task_id}/cancel`, authed(user.key, { method: "POST" }));
     expect(response.status).toBe(200);
     expect(await response.json()).toMatchObject({ status: "failed", error_code: "CANCELED" });
-    while (processesOf(task_id) !== "" && Date.now() - canceledAt < 2_000) await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(processesOf(task_id)).toBe("");
+    while (ffmpegProcesses() !== "" && Date.now() - canceledAt < 2_000) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(ffmpegProcesses()).toBe("");
     expect((await stack.fetch(`/v1/tasks/${task_id}/cancel`, authed(user.key, { method: "POST" }))).status).toBe(409);
   });
 

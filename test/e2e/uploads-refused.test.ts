@@ -21,7 +21,7 @@ afterAll(async () => {
  * A multipart upload that declares `declared` bytes and keeps sending them, as curl does with a
  * file over the limit. Resolves with the status the client saw, or the error that ended it.
  */
-function oversizedUpload(declared: number): Promise<{ status?: number; contentType?: string; error?: string; sent: number }> {
+function oversizedUpload(declared: number): Promise<{ status?: number; contentType?: string; body?: string; error?: string; sent: number }> {
   const chunk = Buffer.alloc(64 * 1024, 7);
   let sent = 0;
   return new Promise((resolve) => {
@@ -31,9 +31,12 @@ function oversizedUpload(declared: number): Promise<{ status?: number; contentTy
       host: url.hostname, port: url.port, path: "/api/upload/file", method: "POST",
       headers: { authorization: `Bearer ${key}`, "content-type": `multipart/form-data; boundary=${boundary}`, "content-length": String(declared) },
     }, (response) => {
-      response.resume();
-      resolve({ status: response.statusCode, contentType: response.headers["content-type"], sent });
-      outgoing.destroy();
+      let body = "";
+      response.on("data", (chunk: Buffer) => (body += chunk.toString()));
+      response.on("end", () => {
+        resolve({ status: response.statusCode, contentType: response.headers["content-type"], body, sent });
+        outgoing.destroy();
+      });
     });
     outgoing.on("error", (error) => resolve({ error: error.message, sent }));
     outgoing.write(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.mp4"\r\nContent-Type: video/mp4\r\n\r\n`);
@@ -61,8 +64,13 @@ describe("a refused oversized upload on the local stack (wrangler dev)", () => {
     // The 413 is sent and the rest of the body refused: the client sees the 413, or (still
     // writing when the connection closes) a reset, long before it has sent the 512 MiB it
     // declared — the body is not drained first.
+    // Locally one more ending is possible: wrangler dev's proxy, still forwarding the body when
+    // the Worker cancels it, sometimes answers its own plain "Network connection lost" 500
+    // (about one run in eight here). That proxy does not exist on Cloudflare; what matters is
+    // that the body is not drained and that the connection after it is served normally.
     expect(refused.sent).toBeLessThan(declared / 2);
-    if (refused.status !== undefined) expect(refused).toMatchObject({ status: 413, contentType: "application/problem+json" });
+    if (refused.status === 413) expect(refused.contentType).toBe("application/problem+json");
+    else if (refused.status !== undefined) expect(refused).toMatchObject({ status: 500, body: expect.stringContaining("Network connection lost") });
     else expect(refused.error).toMatch(/ECONNRESET|EPIPE|socket hang up/);
 
     for (let i = 0; i < 3; i++) {
