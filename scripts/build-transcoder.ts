@@ -1,3 +1,4 @@
+import { copyFile } from "node:fs/promises";
 import { build } from "esbuild";
 
 /**
@@ -18,3 +19,5 @@ await build({
   // Bundled CommonJS dependencies (Fastify, pino) require() Node's built-ins, which an ES module does not define.
   banner: { js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" },
 });
+// The sandbox runs this script beside its module (isolation.ts resolves it from import.meta.url).
+await copyFile("transcoder/sandbox/job-root.sh", "dist/transcoder/job-root.sh");
