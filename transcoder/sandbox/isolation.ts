@@ -145,7 +145,9 @@ export class Sandbox {
     if (setpriv && mount && inUserNamespace) chain.push(setpriv, "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--");
     chain.push(program, ...args);
     const [file, ...rest] = chain;
-    return { file: file!, args: rest };
+    // Dropped before anything else, the whole group runs as `user`, which this server is not.
+    const killAs = setpriv && dropFirst && user ? [setpriv, "--no-new-privs", `--reuid=${user.uid}`, `--regid=${user.gid}`, "--clear-groups", "/bin/sh", "-c", 'kill -KILL "-$0"'] : undefined;
+    return { file: file!, args: rest, ...(killAs ? { killAs } : {}) };
   }
 }
 

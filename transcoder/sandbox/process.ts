@@ -4,6 +4,12 @@ import { spawn } from "node:child_process";
 export interface Command {
   file: string;
   args: string[];
+  /**
+   * How to signal the process group when this server may not: a program whose last argument
+   * will be the group's id. A non-root server drops every job to another uid (nobody), and only
+   * that uid may signal it (kill(2): EPERM otherwise).
+   */
+  killAs?: string[];
 }
 
 export interface RunOptions {
@@ -56,8 +62,12 @@ export function runIsolated(command: Command, options: RunOptions): IsolatedProc
     if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
     try {
       process.kill(-child.pid, "SIGKILL");
-    } catch {
-      // Already gone.
+    } catch (error) {
+      // ESRCH: already gone. EPERM: the group runs as another uid; kill it as that uid.
+      if ((error as NodeJS.ErrnoException).code === "EPERM" && command.killAs) {
+        const [file, ...args] = command.killAs;
+        spawn(file!, [...args, String(child.pid)], { env: {}, stdio: "ignore" }).on("error", () => {});
+      }
     }
   };
   const timer = options.timeoutMs === undefined ? undefined : setTimeout(killGroup, options.timeoutMs);
