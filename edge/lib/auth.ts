@@ -13,6 +13,8 @@ export type AuthVariables = {
   session?: Session;
   /** Set on GET /v1/tasks/{task_id} without a key while PUBLIC_TASK_STATUS allows it. */
   anonymousTaskRead?: boolean;
+  /** The SHA-256 of the API key that authenticated the request. */
+  apiKeyHash?: string;
 };
 type AuthEnv = { Bindings: Env; Variables: AuthVariables };
 
@@ -58,6 +60,7 @@ export const requireApiKey = createMiddleware<AuthEnv>(async (c, next) => {
     .first<{ hash: string; user_id: string; last_used_at: string | null }>();
   if (!row || !constantTimeEqual(row.hash, hash)) throw unauthorized();
   c.set("userId", row.user_id);
+  c.set("apiKeyHash", hash);
   recordKeyUse(c, hash, row.last_used_at);
   for (const [name, value] of Object.entries(await enforceRateLimit(c.env, hash))) c.header(name, value);
   await next();
@@ -125,4 +128,51 @@ function constantTimeEqual(a: string, b: string): boolean {
   const left = new TextEncoder().encode(a);
   const right = new TextEncoder().encode(b);
   return left.byteLength === right.byteLength && crypto.subtle.timingSafeEqual(left, right);
+}
+
+/** How often a long-lived answer (an event stream) checks that its API key still stands. */
+export const KEY_RECHECK_MS = 5_000;
+
+/**
+ * A stream that ends as soon as the API key behind the request is revoked: a watcher keeps
+ * its stream open for the whole task, and revoking a key must cut off everything it opened.
+ */
+export function untilKeyRevoked(c: Context<AuthEnv>, body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+  const hash = c.get("apiKeyHash");
+  if (!hash) return body;
+  const reader = body.getReader();
+  let timer: ReturnType<typeof setInterval> | undefined;
+  const stop = () => clearInterval(timer);
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      timer = setInterval(async () => {
+        const row = await c.env.DB.prepare("SELECT 1 AS ok FROM api_keys WHERE hash = ? AND revoked_at IS NULL").bind(hash).first().catch(() => ({ ok: 1 }));
+        if (row) return;
+        stop();
+        await reader.cancel().catch(() => {});
+        try {
+          controller.close();
+        } catch {
+          // Already closed by the task's end.
+        }
+      }, KEY_RECHECK_MS);
+    },
+    async pull(controller) {
+      const { done, value } = await reader.read().catch(() => ({ done: true as const, value: undefined }));
+      if (done) {
+        stop();
+        try {
+          controller.close();
+        } catch {
+          // Closed by a revocation while this read waited.
+        }
+        return;
+      }
+      controller.enqueue(value);
+    },
+    async cancel(reason) {
+      stop();
+      await reader.cancel(reason);
+    },
+  });
 }

@@ -2,7 +2,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { AppError } from "../../shared/errors";
 import { TaskEventSchema, TaskSchema, TaskIdParamSchema } from "../../shared/schemas/tasks";
 import { dispatcherFor } from "../dispatch/dispatcher";
-import { requireApiKey } from "../lib/auth";
+import { requireApiKey, untilKeyRevoked } from "../lib/auth";
 import { bearerSecurity, createApp, problemResponses } from "../lib/openapi";
 import { logKey } from "../tasks/outputs";
 import { presentTask } from "../tasks/present";
@@ -31,7 +31,7 @@ taskActions.openapi(
     await requireOwnTask(c.env.DB, c.get("userId"), task_id);
     const task = taskStub(c.env, task_id);
     if (c.req.header("upgrade")?.toLowerCase() === "websocket") return task.fetch(c.req.raw);
-    return new Response(await task.watch(), {
+    return new Response(untilKeyRevoked(c, await task.watch()), {
       headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache, no-transform", "x-accel-buffering": "no" },
     }) as never;
   },

@@ -87,6 +87,18 @@ describe("GET /v1/tasks/{id}/events", () => {
     const bob = await createUser();
     expect((await api(`/v1/tasks/${await newTask(alice.key)}/events`, bob.key)).status).toBe(404);
   });
+
+  it("ends a watcher's stream once its API key is revoked, although the task goes on", async () => {
+    const { key, userId } = await createUser();
+    const taskId = await newTask(key);
+    const response = await api(`/v1/tasks/${taskId}/events`, key);
+    expect(response.status).toBe(200);
+    await env.DB.prepare("UPDATE api_keys SET revoked_at = ? WHERE user_id = ?").bind(new Date().toISOString(), userId).run();
+    const events = await readEvents(response);
+    expect(events.map((e) => e.event)).not.toContain("failed");
+    expect(events.map((e) => e.event)).not.toContain("completed");
+    expect(["pending", "running"]).toContain((await taskStub(env, taskId).getState())?.status);
+  });
 });
 
 describe("GET /v1/tasks/{id}/logs", () => {
