@@ -1,6 +1,6 @@
 import { mkdir, readFile, stat } from "node:fs/promises";
 import { gzipSync } from "node:zlib";
-import type { Browser, Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeClip, mediaDir } from "../../scripts/lib/media";
 import { Stack, authed, uploadLocalFile } from "../../scripts/lib/local-stack";
@@ -57,6 +57,16 @@ async function signIn(page: Page, email: string, password = PASSWORD): Promise<v
   await page.getByLabel("Email").fill(email);
   await page.getByLabel("Password").fill(password);
   await page.getByRole("button", { name: "Sign in" }).click();
+}
+
+/** A new browser session of a new, verified user, signed in and on the task list. */
+async function signedInUser(): Promise<{ page: Page; context: BrowserContext; email: string }> {
+  const { page, context } = await newSession(browser);
+  const email = newEmail();
+  await signUpAndVerify(page, email);
+  await signIn(page, email);
+  await page.waitForURL(/\/console\/tasks$/);
+  return { page, context, email };
 }
 
 async function ready(page: Page): Promise<void> {
@@ -153,11 +163,7 @@ describe("a developer's first session in the console", () => {
   it("marks the refused token as the command is typed, and runs an accepted command onto the task page", async () => {
     const cli = await stack.createUser();
     const upload = await uploadLocalFile(stack, cli.key, clipPath);
-    const { page, context } = await newSession(browser);
-    const email = newEmail();
-    await signUpAndVerify(page, email);
-    await signIn(page, email);
-    await page.waitForURL(/\/console\/tasks$/);
+    const { page, context } = await signedInUser();
 
     await page.goto(`${stack.edgeUrl}/console/new`);
     await ready(page);
@@ -181,11 +187,7 @@ describe("a developer's first session in the console", () => {
   }, 240_000);
 
   it("uploads a file with a progress bar, lists it with its expiry, offers it as a composer input, and deletes it", async () => {
-    const { page, context } = await newSession(browser);
-    const email = newEmail();
-    await signUpAndVerify(page, email);
-    await signIn(page, email);
-    await page.waitForURL(/\/console\/tasks$/);
+    const { page, context } = await signedInUser();
 
     await page.goto(`${stack.edgeUrl}/console/files`);
     await ready(page);
@@ -223,11 +225,7 @@ describe("a developer's first session in the console", () => {
     const receiver = await new WebhookReceiver().listen();
     const cli = await stack.createUser();
     const upload = await uploadLocalFile(stack, cli.key, clipPath);
-    const { page, context } = await newSession(browser);
-    const email = newEmail();
-    await signUpAndVerify(page, email);
-    await signIn(page, email);
-    await page.waitForURL(/\/console\/tasks$/);
+    const { page, context } = await signedInUser();
     try {
       await page.goto(`${stack.edgeUrl}/console/new`);
       await ready(page);
@@ -273,11 +271,7 @@ describe("a developer's first session in the console", () => {
   }, 300_000);
 
   it("shows usage as a chart, the webhook secret on request, and the account page", async () => {
-    const { page, context } = await newSession(browser);
-    const email = newEmail();
-    await signUpAndVerify(page, email);
-    await signIn(page, email);
-    await page.waitForURL(/\/console\/tasks$/);
+    const { page, context } = await signedInUser();
 
     await page.goto(`${stack.edgeUrl}/console/usage`);
     await ready(page);
@@ -302,11 +296,7 @@ describe("a developer's first session in the console", () => {
   }, 120_000);
 
   it("changes the password, resets a forgotten one from the mailed link, and deletes the account", async () => {
-    const { page, context } = await newSession(browser);
-    const email = newEmail();
-    await signUpAndVerify(page, email);
-    await signIn(page, email);
-    await page.waitForURL(/\/console\/tasks$/);
+    const { page, context, email } = await signedInUser();
 
     await page.goto(`${stack.edgeUrl}/console/account`);
     await ready(page);
@@ -345,11 +335,7 @@ describe("a developer's first session in the console", () => {
   }, 180_000);
 
   it("filters the task list by status and pages through it", async () => {
-    const { page, context } = await newSession(browser);
-    const email = newEmail();
-    await signUpAndVerify(page, email);
-    await signIn(page, email);
-    await page.waitForURL(/\/console\/tasks$/);
+    const { page, context } = await signedInUser();
     await ready(page);
     // Three tasks whose input is refused when fetched (nothing listens on port 9): they fail fast.
     const ids = await page.evaluate(async () => {
@@ -457,11 +443,7 @@ describe("what the console refuses", () => {
   }, 120_000);
 
   it("sends a browser whose session was signed out elsewhere back to sign-in, then returns it to the page it wanted", async () => {
-    const { page, context } = await newSession(browser);
-    const email = newEmail();
-    await signUpAndVerify(page, email);
-    await signIn(page, email);
-    await page.waitForURL(/\/console\/tasks$/);
+    const { page, context, email } = await signedInUser();
     const ended = (await context.cookies()).find((cookie) => cookie.name.endsWith("ffedge_session"))!;
     await page.goto(`${stack.edgeUrl}/console/account`);
     await ready(page);
@@ -480,11 +462,7 @@ describe("what the console refuses", () => {
   }, 120_000);
 
   it("refuses a state change without the CSRF token, even with a valid session cookie", async () => {
-    const { page, context } = await newSession(browser);
-    const email = newEmail();
-    await signUpAndVerify(page, email);
-    await signIn(page, email);
-    await page.waitForURL(/\/console\/tasks$/);
+    const { page, context } = await signedInUser();
     const answer = await page.evaluate(async () => {
       const response = await fetch("/console/api/keys", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "sneaky" }) });
       return { status: response.status, body: await response.json() };
@@ -500,11 +478,7 @@ describe("what the console refuses", () => {
     const upload = await uploadLocalFile(stack, other.key, clipPath);
     const { task_id } = (await (await submitTask(stack, other.key, { command: `ffmpeg -i ${upload.url} -t 1 -c:v libx264 -preset ultrafast theirs.mp4` })).json()) as { task_id: string };
 
-    const { page, context } = await newSession(browser);
-    const email = newEmail();
-    await signUpAndVerify(page, email);
-    await signIn(page, email);
-    await page.waitForURL(/\/console\/tasks$/);
+    const { page, context } = await signedInUser();
     const [apiAnswer] = await Promise.all([
       page.waitForResponse((response) => response.url().endsWith(`/console/api/v1/tasks/${task_id}`)),
       page.goto(`${stack.edgeUrl}/console/tasks/${task_id}`),
@@ -517,11 +491,7 @@ describe("what the console refuses", () => {
   }, 120_000);
 
   it("shows user-supplied strings as text, never as markup", async () => {
-    const { page, context } = await newSession(browser);
-    const email = newEmail();
-    await signUpAndVerify(page, email);
-    await signIn(page, email);
-    await page.waitForURL(/\/console\/tasks$/);
+    const { page, context } = await signedInUser();
     let dialogs = 0;
     page.on("dialog", () => dialogs++);
     await page.goto(`${stack.edgeUrl}/console/keys`);
