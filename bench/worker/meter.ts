@@ -15,44 +15,50 @@
 type Counts = Record<string, number>;
 const counts: Counts = {};
 
-function add(name: string, by = 1): void {
+/** Every counted operation in order, labelled (request path, SQL, method): the profile behind the counts. */
+const trace: string[] = [];
+
+function add(name: string, by = 1, label?: string): void {
   counts[name] = (counts[name] ?? 0) + by;
+  if (label !== undefined) trace.push(`${name.replace(/\.(requests|written|delivered)$/, "")} ${label}`);
 }
 
-export function snapshot(): Counts {
-  return { ...counts };
+export function snapshot(): { [name: string]: number | string[] } {
+  return { ...counts, trace: [...trace] };
 }
 
 export function reset(): void {
   for (const name of Object.keys(counts)) delete counts[name];
+  trace.length = 0;
 }
 
-function addD1Meta(meta: { rows_read?: number; rows_written?: number } | undefined): void {
-  add("d1.queries");
+function addD1Meta(meta: { rows_read?: number; rows_written?: number } | undefined, sql = "?"): void {
+  add("d1.queries", 1, `${sql.replace(/\s+/g, " ").slice(0, 70)} (read ${meta?.rows_read ?? 0}, written ${meta?.rows_written ?? 0})`);
   add("d1.rows_read", meta?.rows_read ?? 0);
   add("d1.rows_written", meta?.rows_written ?? 0);
 }
 
 const realStatements = new WeakMap<object, D1PreparedStatement>();
+const statementSql = new WeakMap<object, string>();
 
-function meterStatement(statement: D1PreparedStatement): D1PreparedStatement {
+function meterStatement(statement: D1PreparedStatement, sql: string): D1PreparedStatement {
   const metered = new Proxy(statement, {
     get(target, property) {
       switch (property) {
         case "bind":
-          return (...values: unknown[]) => meterStatement(target.bind(...values));
+          return (...values: unknown[]) => meterStatement(target.bind(...values), sql);
         case "run":
         case "all":
           return async () => {
             const result = await target[property]();
-            addD1Meta(result.meta);
+            addD1Meta(result.meta, sql);
             return result;
           };
         case "first":
           // first() returns no meta: read through all() to count the rows it reads.
           return async (column?: string) => {
             const result = await target.all<Record<string, unknown>>();
-            addD1Meta(result.meta);
+            addD1Meta(result.meta, sql);
             const row = result.results[0];
             if (row === undefined) return null;
             return column === undefined ? row : (row[column] ?? null);
@@ -60,7 +66,7 @@ function meterStatement(statement: D1PreparedStatement): D1PreparedStatement {
         case "raw":
           return async (options?: { columnNames?: boolean }) => {
             const result = await target.all<Record<string, unknown>>();
-            addD1Meta(result.meta);
+            addD1Meta(result.meta, sql);
             const rows = result.results.map((row) => Object.values(row));
             return options?.columnNames ? [Object.keys(result.results[0] ?? {}), ...rows] : rows;
           };
@@ -72,17 +78,18 @@ function meterStatement(statement: D1PreparedStatement): D1PreparedStatement {
     },
   });
   realStatements.set(metered, statement);
+  statementSql.set(metered, sql);
   return metered;
 }
 
 function meterD1(db: D1Database): D1Database {
   return new Proxy(db, {
     get(target, property) {
-      if (property === "prepare") return (sql: string) => meterStatement(target.prepare(sql));
+      if (property === "prepare") return (sql: string) => meterStatement(target.prepare(sql), sql);
       if (property === "batch") {
         return async (statements: D1PreparedStatement[]) => {
           const results = await target.batch(statements.map((statement) => realStatements.get(statement) ?? statement));
-          for (const result of results) addD1Meta(result.meta);
+          results.forEach((result, i) => addD1Meta(result.meta, `batch: ${statementSql.get(statements[i]!) ?? "?"}`));
           return results;
         };
       }
@@ -100,7 +107,7 @@ function meterMultipart<T extends object>(upload: T): T {
     get(target, property) {
       const value = Reflect.get(target, property);
       if (typeof value !== "function") return value;
-      if (property === "uploadPart" || property === "complete") add("r2.class_a");
+      if (property === "uploadPart" || property === "complete") add("r2.class_a", 1, `multipart.${String(property)}`);
       return value.bind(target);
     },
   });
@@ -112,8 +119,8 @@ function meterR2(bucket: R2Bucket): R2Bucket {
       const value = Reflect.get(target, property);
       if (typeof value !== "function") return value;
       return (...args: unknown[]) => {
-        if (R2_CLASS_A.has(String(property))) add("r2.class_a");
-        if (R2_CLASS_B.has(String(property))) add("r2.class_b");
+        if (R2_CLASS_A.has(String(property))) add("r2.class_a", 1, `${String(property)} ${typeof args[0] === "string" ? args[0] : ""}`);
+        if (R2_CLASS_B.has(String(property))) add("r2.class_b", 1, `${String(property)} ${typeof args[0] === "string" ? args[0] : ""}`);
         const result = value.apply(target, args);
         if (property === "createMultipartUpload") return (result as Promise<object>).then(meterMultipart);
         if (property === "resumeMultipartUpload") return meterMultipart(result as object);
@@ -129,8 +136,8 @@ function meterQueue(binding: string, queue: Queue): Queue {
       const value = Reflect.get(target, property);
       if (typeof value !== "function") return value;
       return (...args: unknown[]) => {
-        if (property === "send") add(`queue.${binding}.written`);
-        if (property === "sendBatch") add(`queue.${binding}.written`, (args[0] as unknown[]).length);
+        if (property === "send") add(`queue.${binding}.written`, 1, "send");
+        if (property === "sendBatch") add(`queue.${binding}.written`, (args[0] as unknown[]).length, "sendBatch");
         return value.apply(target, args);
       };
     },
@@ -144,7 +151,7 @@ function meterStub(binding: string, stub: DurableObjectStub): DurableObjectStub 
       const value = Reflect.get(target, property);
       if (typeof property === "symbol" || property === "then" || property === "id" || property === "name" || typeof value !== "function") return value;
       return async (...args: unknown[]) => {
-        add(`do.${binding}.requests`);
+        add(`do.${binding}.requests`, 1, String(property));
         const started = Date.now();
         try {
           // An RPC property is itself a stub: `.apply` would be sent as a remote call.
@@ -197,7 +204,7 @@ export function meterClass<C extends new (ctx: DurableObjectState, env: never) =
   if (typeof (Base.prototype as { alarm?: unknown }).alarm === "function") {
     Object.defineProperty(Metered.prototype, "alarm", {
       value: async function (this: { constructor: unknown }, info?: unknown) {
-        add(`do.${binding}.requests`);
+        add(`do.${binding}.requests`, 1, "alarm");
         add(`do.${binding}.alarms`);
         return (Base.prototype as unknown as { alarm: (info?: unknown) => Promise<void> }).alarm.call(this, info);
       },
@@ -216,16 +223,16 @@ export function meterHandler<E extends object>(handler: ExportedHandler<E>): Exp
         if (request.method === "DELETE") reset();
         return Response.json(snapshot());
       }
-      add("worker.requests");
+      add("worker.requests", 1, `${request.method} ${new URL(request.url).pathname}`);
       return handler.fetch!(request as never, meterEnv(env), ctx);
     },
     async queue(batch, env, ctx) {
-      add("worker.requests");
+      add("worker.requests", 1, `queue batch ${batch.queue}`);
       add(`queue.${batch.queue}.delivered`, batch.messages.length);
       return handler.queue!(batch, meterEnv(env), ctx);
     },
     async scheduled(controller, env, ctx) {
-      add("worker.requests");
+      add("worker.requests", 1, "scheduled");
       return handler.scheduled!(controller, meterEnv(env), ctx);
     },
   };
