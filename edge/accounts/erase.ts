@@ -1,6 +1,7 @@
 import { dispatcherFor } from "../dispatch/dispatcher";
 import { discardStoredBytes } from "../files/tus/objects";
 import { cancelTask, taskStub } from "../lib/stubs";
+import { deleteUserTasksStatement, listUserTaskStatuses } from "../tasks/repository";
 
 /**
  * Deletes an account and everything it owns: its keys and sessions first (nothing can act for
@@ -16,7 +17,7 @@ export async function eraseAccount(env: Env, userId: string, email: string | nul
     db.prepare("DELETE FROM mail_tokens WHERE user_id = ?").bind(userId),
   ]);
 
-  const { results: tasks } = await db.prepare("SELECT id, status FROM tasks WHERE user_id = ?").bind(userId).all<{ id: string; status: string }>();
+  const tasks = await listUserTaskStatuses(db, userId);
   for (const task of tasks.filter((row) => row.status === "pending" || row.status === "running")) {
     const result = await cancelTask(env, task.id);
     if (result.target) await dispatcherFor(env).cancel(task.id, result.target).catch(() => {});
@@ -32,7 +33,7 @@ export async function eraseAccount(env: Env, userId: string, email: string | nul
     db.prepare("DELETE FROM idempotency_keys WHERE user_id = ?").bind(userId),
     db.prepare("DELETE FROM tus_uploads WHERE user_id = ?").bind(userId),
     db.prepare("DELETE FROM files WHERE user_id = ?").bind(userId),
-    db.prepare("DELETE FROM tasks WHERE user_id = ?").bind(userId),
+    deleteUserTasksStatement(db, userId),
     db.prepare("DELETE FROM signin_failures WHERE subject = ?").bind(`account:${email}`),
     // Again, in the same transaction as the user: a reset mail or a sign-in that raced the
     // deletion would otherwise hold the user row through its foreign key.

@@ -1,3 +1,5 @@
+import { USER_HAS_TASKS } from "../tasks/repository";
+
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** A sign-up nobody confirmed within this long is forgotten (its link lived 24 h). */
 const UNVERIFIED_TTL_MS = 7 * DAY_MS;
@@ -22,7 +24,7 @@ export async function sweepAccountRecords(env: Env, now = new Date()): Promise<R
       `DELETE FROM users WHERE email_verified_at IS NULL AND password_hash IS NULL AND email IS NOT NULL AND created_at <= ?
          AND NOT EXISTS (SELECT 1 FROM api_keys k WHERE k.user_id = users.id)
          AND NOT EXISTS (SELECT 1 FROM mail_tokens t WHERE t.user_id = users.id)
-         AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.user_id = users.id)
+         AND NOT ${USER_HAS_TASKS}
          AND NOT EXISTS (SELECT 1 FROM files f WHERE f.user_id = users.id)`,
     )
     .bind(new Date(now.getTime() - UNVERIFIED_TTL_MS).toISOString())

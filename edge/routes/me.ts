@@ -1,10 +1,11 @@
 import { createRoute } from "@hono/zod-openapi";
 import { MeSchema } from "../../shared/schemas/accounts";
-import { processedSecondsStatement, remainingSeconds, startOfUtcDay } from "../accounts/usage";
+import { remainingSeconds, startOfUtcDay } from "../accounts/usage";
 import { requireApiKey, unauthorized } from "../lib/auth";
 import { config } from "../lib/config";
 import { bearerSecurity, createApp, problemResponses } from "../lib/openapi";
 import { accountStub } from "../lib/stubs";
+import { processedSecondsStatement, tasksCreatedSinceStatement } from "../tasks/repository";
 
 /** `GET /v1/me`: FFHub's clients call it to check that a key works; it also reports usage. */
 export const me = createApp();
@@ -23,7 +24,7 @@ me.openapi(
     const db = c.env.DB;
     const [user, tasks, seconds, bytes] = await db.batch([
       db.prepare("SELECT id, name, email, created_at FROM users WHERE id = ?").bind(userId),
-      db.prepare("SELECT COUNT(*) AS value FROM tasks WHERE user_id = ? AND created_at >= ?").bind(userId, startOfDay),
+      tasksCreatedSinceStatement(db, userId, startOfDay),
       processedSecondsStatement(db, userId, startOfDay),
       db.prepare("SELECT COALESCE(SUM(size), 0) AS value FROM files WHERE user_id = ? AND expires_at > ?").bind(userId, now.toISOString()),
     ]);

@@ -107,3 +107,45 @@ export async function deleteTaskRecords(db: D1Database, userId: string, taskId: 
     db.prepare("DELETE FROM tasks WHERE id = ? AND user_id = ?").bind(taskId, userId),
   ]);
 }
+
+/** Every task of a user with its status: erasing an account cancels the unfinished ones and destroys each task's object. */
+export async function listUserTaskStatuses(db: D1Database, userId: string): Promise<Pick<TaskRow, "id" | "status">[]> {
+  const { results } = await db.prepare("SELECT id, status FROM tasks WHERE user_id = ?").bind(userId).all<Pick<TaskRow, "id" | "status">>();
+  return results;
+}
+
+/** Deletes every task row of a user; a statement, so erasing an account runs it in one batch (one transaction) with the other tables. */
+export function deleteUserTasksStatement(db: D1Database, userId: string): D1PreparedStatement {
+  return db.prepare("DELETE FROM tasks WHERE user_id = ?").bind(userId);
+}
+
+/** An SQL condition for statements on `users` (aliased `users`): the user has at least one task. */
+export const USER_HAS_TASKS = "EXISTS (SELECT 1 FROM tasks t WHERE t.user_id = users.id)";
+
+/** How many tasks the user created since `since` (`value`); a statement, for batches. */
+export function tasksCreatedSinceStatement(db: D1Database, userId: string, since: string): D1PreparedStatement {
+  return db.prepare("SELECT COUNT(*) AS value FROM tasks WHERE user_id = ? AND created_at >= ?").bind(userId, since);
+}
+
+/** Seconds ffmpeg ran (started → finished) for the user's tasks that finished since `since` (`value`); a statement, for batches. */
+export function processedSecondsStatement(db: D1Database, userId: string, since: string): D1PreparedStatement {
+  return db
+    .prepare("SELECT COALESCE(SUM((julianday(finished_at) - julianday(started_at)) * 86400.0), 0) AS value FROM tasks WHERE user_id = ? AND finished_at >= ? AND started_at IS NOT NULL")
+    .bind(userId, since);
+}
+
+/** Per UTC day (`YYYY-MM-DD`) since `since`: tasks the user created, and seconds ffmpeg ran for the tasks that finished that day. Days without any are absent. */
+export async function dailyTaskTotals(db: D1Database, userId: string, since: string): Promise<{ created: DayTotal[]; processedSeconds: DayTotal[] }> {
+  const [created, processed] = await db.batch<DayTotal>([
+    db.prepare("SELECT substr(created_at, 1, 10) AS day, COUNT(*) AS value FROM tasks WHERE user_id = ? AND created_at >= ? GROUP BY day").bind(userId, since),
+    db
+      .prepare("SELECT substr(finished_at, 1, 10) AS day, SUM((julianday(finished_at) - julianday(started_at)) * 86400.0) AS value FROM tasks WHERE user_id = ? AND finished_at >= ? AND started_at IS NOT NULL GROUP BY day")
+      .bind(userId, since),
+  ]);
+  return { created: created!.results, processedSeconds: processed!.results };
+}
+
+interface DayTotal {
+  day: string;
+  value: number;
+}
