@@ -1,14 +1,8 @@
 import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { base64url, hashApiKey, randomHex } from "../../shared/api-keys";
+import type { Session } from "../lib/auth";
 import { config } from "../lib/config";
-
-export interface Session {
-  hash: string;
-  userId: string;
-  email: string | null;
-  csrfToken: string;
-}
 
 /** `__Secure-` in production: browsers then accept the cookie only over https and with Secure. */
 export function sessionCookieName(env: Env): string {

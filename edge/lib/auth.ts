@@ -3,9 +3,16 @@ import { createMiddleware } from "hono/factory";
 import { hashApiKey, isWellFormedApiKey } from "../../shared/api-keys";
 import { bearerToken } from "../../shared/bearer";
 import { AppError } from "../../shared/errors";
-import { type Session, readSession } from "../accounts/sessions";
 import { config } from "./config";
 import { enforceRateLimit } from "./rate-limit";
+
+/** A signed-in console session as a request carries it; edge/accounts/sessions.ts starts, reads and ends them. */
+export interface Session {
+  hash: string;
+  userId: string;
+  email: string | null;
+  csrfToken: string;
+}
 
 export type AuthVariables = {
   userId: string;
@@ -21,8 +28,6 @@ type AuthEnv = { Bindings: Env; Variables: AuthVariables };
 // One body for missing, malformed, unknown and revoked keys: a caller learns nothing from the difference.
 export const unauthorized = () =>
   new AppError("UNAUTHORIZED", "A valid API key is required: send it as 'Authorization: Bearer <key>'.");
-
-const notSignedIn = () => new AppError("UNAUTHORIZED", "Sign in first: this needs a console session.");
 
 /** last_used_at is written at most this often per key, so the hot path stays one D1 read. */
 const LAST_USED_RESOLUTION_MS = 60_000;
@@ -80,38 +85,6 @@ export const allowAnonymousTaskRead = createMiddleware<AuthEnv>(async (c, next) 
   await next();
 });
 
-/**
- * The console session (cookie) and, on state-changing methods, its CSRF token in `x-csrf-token`.
- * The Origin check comes before it, in `requireSameOrigin`.
- */
-export const requireSession = createMiddleware<AuthEnv>(async (c, next) => {
-  const session = await readSession(c);
-  if (!session) throw notSignedIn();
-  if (!SAFE_METHODS.has(c.req.method)) {
-    const sent = c.req.header("x-csrf-token") ?? "";
-    if (!constantTimeEqual(sent, session.csrfToken)) throw new AppError("CSRF_FAILED", "The x-csrf-token header is missing or does not match the session (GET /console/api/session gives it).");
-  }
-  c.set("userId", session.userId);
-  c.set("session", session);
-  for (const [name, value] of Object.entries(await enforceRateLimit(c.env, `user:${session.userId}`))) c.header(name, value);
-  await next();
-});
-
-const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
-
-/**
- * Every state-changing console request must come from a page of our own origin. hono/csrf only
- * checks form-like content types (a cross-site form cannot send JSON), but the console also takes
- * DELETE and multipart uploads and a cookie session must not depend on the body's type, so the
- * Origin header is required and compared on every unsafe method.
- */
-export const requireSameOrigin = createMiddleware<AuthEnv>(async (c, next) => {
-  if (!SAFE_METHODS.has(c.req.method) && c.req.header("origin") !== new URL(c.req.url).origin) {
-    throw new AppError("CSRF_FAILED", "State-changing console requests must come from the console's own origin (Origin header).");
-  }
-  await next();
-});
-
 /** The caller's address as Cloudflare saw it; locally every request comes from the same place. */
 export function clientAddress(c: Context): string {
   return c.req.header("cf-connecting-ip") ?? "local";
@@ -124,7 +97,7 @@ function recordKeyUse(c: Context<AuthEnv>, hash: string, lastUsedAt: string | nu
   c.executionCtx.waitUntil(write.catch((error) => console.error(JSON.stringify({ msg: "last_used_at not recorded", error: String(error) }))));
 }
 
-function constantTimeEqual(a: string, b: string): boolean {
+export function constantTimeEqual(a: string, b: string): boolean {
   const left = new TextEncoder().encode(a);
   const right = new TextEncoder().encode(b);
   return left.byteLength === right.byteLength && crypto.subtle.timingSafeEqual(left, right);

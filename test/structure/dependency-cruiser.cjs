@@ -29,6 +29,37 @@ module.exports = {
       from: { path: "^edge/" },
       to: { path: "(^|node_modules/)(fastify|@fastify/[^/]+)(/|$)", reachable: true },
     },
+    {
+      name: "lib-imports-no-domain",
+      comment:
+        "edge/lib/ is the ground floor of the Worker (config, auth, problem details, platform helpers): routes and the domain build on it, never the reverse.",
+      severity: "error",
+      // Known exception, engineer C's to remove: edge/lib/stubs.ts types the task object's RPC answers with edge/tasks/state.ts.
+      from: { path: "^edge/lib/", pathNot: "^edge/lib/stubs[.]ts$" },
+      to: { path: "^edge/(accounts|tasks|files|dispatch|webhooks|queue|routes|console)/" },
+    },
+    {
+      name: "lib-imports-no-domain",
+      comment: "The one known exception above: edge/lib/stubs.ts may import edge/tasks/state.ts, and nothing else of the domain.",
+      severity: "error",
+      from: { path: "^edge/lib/stubs[.]ts$" },
+      to: { path: "^edge/(accounts|tasks|files|dispatch|webhooks|queue|routes|console)/", pathNot: "^edge/tasks/state[.]ts$" },
+    },
+    {
+      name: "domain-imports-no-routes",
+      comment: "Routes (edge/routes/, the console) call the domain (tasks, files, accounts, dispatch, webhooks, queue); the domain never reaches back up into a route module.",
+      severity: "error",
+      // Known exception, engineer C's to remove: the transcoder container serves edge/routes/internal.ts to its outbound requests.
+      from: { path: "^edge/(accounts|tasks|files|dispatch|webhooks|queue)/", pathNot: "^edge/dispatch/transcoder-container[.]ts$" },
+      to: { path: "^edge/(routes|console)/" },
+    },
+    {
+      name: "domain-imports-no-routes",
+      comment: "The one known exception above: edge/dispatch/transcoder-container.ts may import edge/routes/internal.ts, and no other route.",
+      severity: "error",
+      from: { path: "^edge/dispatch/transcoder-container[.]ts$" },
+      to: { path: "^edge/(routes|console)/", pathNot: "^edge/routes/internal[.]ts$" },
+    },
   ],
   options: {
     doNotFollow: { path: "node_modules" },

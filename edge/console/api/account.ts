@@ -5,7 +5,7 @@ import { eraseAccount } from "../../accounts/erase";
 import { hashPassword, verifyPassword } from "../../accounts/passwords";
 import { clearSessionCookie, revokeAllSessions, startSession } from "../../accounts/sessions";
 import { findUser, setPassword } from "../../accounts/users";
-import { requireSession } from "../../lib/auth";
+import { requireSession } from "./guards";
 import { createApp } from "../../lib/openapi";
 import { json, problems } from "./routes";
 

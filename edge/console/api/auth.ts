@@ -8,7 +8,8 @@ import { burnPasswordCheck, hashPassword, verifyPassword } from "../../accounts/
 import { clearSessionCookie, readSession, revokeAllSessions, revokeSession, startSession } from "../../accounts/sessions";
 import { assertSigninAllowed, clearSigninFailures, recordSigninFailure, signinSubjects } from "../../accounts/signin-limits";
 import { createUser, findUser, findUserByEmail, setPassword } from "../../accounts/users";
-import { clientAddress, requireSession } from "../../lib/auth";
+import { clientAddress } from "../../lib/auth";
+import { requireSession } from "./guards";
 import { type AppEnv, createApp } from "../../lib/openapi";
 import { json, problems } from "./routes";
 

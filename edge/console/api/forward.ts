@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import { AppError } from "../../../shared/errors";
-import { actAsSessionUser, requireSession } from "../../lib/auth";
+import { actAsSessionUser } from "../../lib/auth";
+import { requireSession } from "./guards";
 import { type AppEnv, createApp } from "../../lib/openapi";
 
 export type Forward = (request: Request, env: Env, ctx: ExecutionContext) => Response | Promise<Response>;

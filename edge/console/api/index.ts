@@ -1,4 +1,4 @@
-import { requireSameOrigin } from "../../lib/auth";
+import { requireSameOrigin } from "./guards";
 import { createApp } from "../../lib/openapi";
 import { account } from "./account";
 import { auth } from "./auth";

@@ -2,7 +2,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { generateApiKey, hashApiKey } from "../../../shared/api-keys";
 import { AppError } from "../../../shared/errors";
 import { ApiKeyListSchema, CreateApiKeySchema, CreatedApiKeySchema } from "../../../shared/schemas/accounts";
-import { requireSession } from "../../lib/auth";
+import { requireSession } from "./guards";
 import { createApp } from "../../lib/openapi";
 import { json, problems } from "./routes";
 

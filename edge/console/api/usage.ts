@@ -1,7 +1,7 @@
 import { createRoute } from "@hono/zod-openapi";
 import { DailyUsageSchema, UsageQuerySchema } from "../../../shared/schemas/accounts";
 import { dailyUsage } from "../../accounts/usage";
-import { requireSession } from "../../lib/auth";
+import { requireSession } from "./guards";
 import { config } from "../../lib/config";
 import { createApp } from "../../lib/openapi";
 import { accountStub } from "../../lib/stubs";
