@@ -18,29 +18,32 @@ const RECHECK_MS = 60_000;
 /**
  * One per user: the cap on tasks running at once. Excess tasks stay `pending` and get a slot
  * in submission order as slots free up; they are never dropped. The queue consumer asks for
- * a slot before dispatching; a task that has to wait is re-queued from here when its turn comes.
+ * slots for all of a user's jobs in its batch at once, so jobs delivered together are served
+ * in submission order too; a task that has to wait is re-queued from here when its turn comes.
  */
 export class AccountObject extends DurableObject<Env> {
-  async enqueue(taskId: string, createdAt: string): Promise<void> {
+  /**
+   * The tasks among `jobs` that may start now: those that hold, or are first in line for, a
+   * free slot. The others join the line, oldest submission first. A task asking again (a
+   * redelivered job) keeps its slot.
+   */
+  async acquire(jobs: Waiting[]): Promise<string[]> {
     const slots = await this.load();
-    if (slots.running.includes(taskId) || slots.waiting.some((entry) => entry.task_id === taskId)) return;
-    slots.waiting.push({ task_id: taskId, created_at: createdAt });
+    for (const job of jobs) {
+      if (!slots.running.includes(job.task_id) && !slots.waiting.some((entry) => entry.task_id === job.task_id)) slots.waiting.push(job);
+    }
     slots.waiting.sort(oldestFirst);
+    const asking = new Set(jobs.map((job) => job.task_id));
+    const granted = slots.running.filter((id) => asking.has(id));
+    const free = Math.max(0, this.cap() - slots.running.length);
+    for (const entry of slots.waiting.slice(0, free)) {
+      if (!asking.has(entry.task_id)) continue;
+      granted.push(entry.task_id);
+      slots.running.push(entry.task_id);
+    }
+    slots.waiting = slots.waiting.filter((entry) => !slots.running.includes(entry.task_id));
     await this.save(slots);
-  }
-
-  /** True when the task may start now: it holds, or is first in line for, a free slot. */
-  async acquire(taskId: string, createdAt: string): Promise<boolean> {
-    await this.enqueue(taskId, createdAt);
-    const slots = await this.load();
-    if (slots.running.includes(taskId)) return true;
-    const free = this.cap() - slots.running.length;
-    const position = slots.waiting.findIndex((entry) => entry.task_id === taskId);
-    if (position < 0 || position >= free) return false;
-    slots.waiting.splice(position, 1);
-    slots.running.push(taskId);
-    await this.save(slots);
-    return true;
+    return granted;
   }
 
   /** A task ended (or will never run): free its slot and start whoever is next. */
@@ -69,7 +72,7 @@ export class AccountObject extends DurableObject<Env> {
   private async wakeNext(slots: Slots): Promise<void> {
     const free = this.cap() - slots.running.length;
     const next = slots.waiting.slice(0, Math.max(0, free));
-    if (next.length > 0) await queueJobs(this.env, next.map((entry) => entry.task_id));
+    await queueJobs(this.env, next);
   }
 
   private cap(): number {

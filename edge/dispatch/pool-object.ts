@@ -17,10 +17,10 @@ const PROBE_MS = 5_000;
  * A task passes the user's line first, then, only if every transcoder is busy, waits here.
  */
 export class DispatchPoolObject extends DurableObject<Env> {
-  async wait(taskId: string, createdAt: string): Promise<void> {
+  async wait(job: Waiting): Promise<void> {
     const line = await this.load();
-    if (!line.some((entry) => entry.task_id === taskId)) {
-      line.push({ task_id: taskId, created_at: createdAt });
+    if (!line.some((entry) => entry.task_id === job.task_id)) {
+      line.push(job);
       line.sort(oldestFirst);
     }
     await this.save(line);
@@ -38,7 +38,7 @@ export class DispatchPoolObject extends DurableObject<Env> {
   private async wake(count: number): Promise<void> {
     const line = await this.load();
     const next = line.splice(0, count);
-    if (next.length > 0) await queueJobs(this.env, next.map((entry) => entry.task_id));
+    await queueJobs(this.env, next);
     await this.save(line);
   }
 

@@ -1,8 +1,7 @@
-/** A task in a waiting line. */
-export interface Waiting {
-  task_id: string;
-  created_at: string;
-}
+import type { JobMessage } from "../../shared/schemas/queue";
+
+/** A task in a waiting line: what its job message carries, so the line can queue it again. */
+export type Waiting = JobMessage;
 
 /** Lines serve the oldest submission first (ties by id, so the order is total). */
 export function oldestFirst(a: Waiting, b: Waiting): number {

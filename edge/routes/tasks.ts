@@ -4,7 +4,6 @@ import { AppError } from "../../shared/errors";
 import { checkCommand } from "../../shared/ffmpeg";
 import { CreateTaskSchema, CreatedTaskSchema, ListTasksQuerySchema, TaskListSchema, TaskSchema, TaskIdParamSchema } from "../../shared/schemas/tasks";
 import { startOfUtcDay } from "../accounts/usage";
-import { accountStub } from "../lib/stubs";
 import { allowAnonymousTaskRead, requireApiKey } from "../lib/auth";
 import { config } from "../lib/config";
 import { idempotency } from "../lib/idempotency";
@@ -45,10 +44,10 @@ tasks.openapi(
     const createdAt = new Date().toISOString();
     await insertTask(c.env.DB, { id: taskId, user_id: userId, command: body.command, with_metadata: body.with_metadata ? 1 : 0, webhook_url: webhook, created_at: createdAt });
     const task = taskStub(c.env, taskId);
-    await task.init({ task_id: taskId, user_id: userId, created_at: createdAt });
-    await accountStub(c.env, userId).enqueue(taskId, createdAt);
+    const job = { task_id: taskId, user_id: userId, created_at: createdAt };
+    await task.init(job, { command: body.command, with_metadata: body.with_metadata === true, webhook_url: webhook });
     try {
-      await queueJobs(c.env, [taskId]);
+      await queueJobs(c.env, [job]);
     } catch (error) {
       await task.failTask("DISPATCH_FAILED", "The task could not be queued.");
       throw error;

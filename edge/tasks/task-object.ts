@@ -1,18 +1,27 @@
 import { DurableObject } from "cloudflare:workers";
 import type { TaskFailureCode } from "../../shared/errors";
 import type { JobEvent } from "../../shared/schemas/jobs";
+import type { DispatchOutcome } from "../dispatch/backend";
 import { dispatcherFor } from "../dispatch/dispatcher";
+import { type JobSpec, jobFor } from "../dispatch/job";
 import { queueJobs } from "../dispatch/jobs-queue";
 import { config } from "../lib/config";
 import { afterTaskEnded } from "./end-effects";
 import { TaskFanOut } from "./fan-out";
 import { outputKey } from "./outputs";
-import { markFinished, markRetried, markRunning } from "./repository";
+import { findTaskById, markFinished, markRetried, markRunning } from "./repository";
 import {
   type CancelResult, type ClaimResult, type LiveState, type Limits, applyEvent, claim, dispatched, dueAction, fail, initialState, isFinal, lostTranscoder, nextCheck, queued, unreachable, waiting,
 } from "./state";
 
 const STATE_KEY = "state";
+/** What the task runs, kept from its submission so that a dispatch reads nothing from D1. */
+const JOB_KEY = "job";
+
+type TaskMeta = { task_id: string; user_id: string; created_at: string };
+
+/** What one delivery of the task's job message did: nothing (another has it, or it ended), or the transcoder's answer. */
+export type DispatchResult = { kind: "skipped"; reason: Extract<ClaimResult, { ok: false }>["reason"] } | { kind: DispatchOutcome["kind"] };
 
 /**
  * One per task: holds its live state and is the single writer of its transitions, which
@@ -25,9 +34,10 @@ export class TaskObject extends DurableObject<Env> {
   private queue: Promise<unknown> = Promise.resolve();
   private readonly fanOut = new TaskFanOut(this.ctx, this.env);
 
-  async init(meta: { task_id: string; user_id: string; created_at: string }): Promise<void> {
+  async init(meta: TaskMeta, job?: JobSpec): Promise<void> {
     await this.exclusive(async () => {
       if (await this.load()) return;
+      if (job) await this.ctx.storage.put(JOB_KEY, job);
       await this.save(initialState(meta));
     });
   }
@@ -47,13 +57,47 @@ export class TaskObject extends DurableObject<Env> {
     });
   }
 
+  /**
+   * One delivery of the task's job message, once the user's line has given it a slot: claims
+   * the dispatch (a duplicate delivery finds the claim and does nothing), hands the job to a
+   * transcoder and records the answer. The transcoder is called outside the object's lock, so
+   * its first reports are never held up behind its own dispatch.
+   */
+  async dispatch(): Promise<DispatchResult> {
+    const claim = await this.claimDispatch();
+    if (!claim.ok) return { kind: "skipped", reason: claim.reason };
+    const state = (await this.load())!;
+    const job = await this.jobSpec(state.task_id);
+    if (!job) {
+      await this.failTask("INTERNAL", "The task record is missing.");
+      return { kind: "rejected" };
+    }
+    const outcome = await dispatcherFor(this.env).dispatch(await jobFor(this.env, state.task_id, job, claim.run));
+    switch (outcome.kind) {
+      case "accepted":
+      case "duplicate":
+        await this.markDispatched(outcome.target);
+        break;
+      case "rejected":
+        await this.failTask("DISPATCH_FAILED", `The transcoder refused the job: ${outcome.detail}`);
+        break;
+      case "busy":
+        // Capacity, not failure: the task waits in line, woken as soon as a task ends.
+        await this.markWaiting();
+        break;
+      case "unreachable":
+        await this.markUnreachable();
+    }
+    return { kind: outcome.kind };
+  }
+
   async markDispatched(target: string): Promise<void> {
     await this.transition((state) => (state.dispatch === "claimed" ? dispatched(state, target, Date.now()) : undefined));
   }
 
   /** The task waits in a line, which queues its job again when its turn comes. */
   async markWaiting(): Promise<void> {
-    await this.transition((state) => (state.dispatch === "claimed" ? waiting(state, Date.now()) : undefined));
+    await this.transition((state) => (state.dispatch === "claimed" || state.dispatch === "queued" ? waiting(state, Date.now()) : undefined));
   }
 
   /** No transcoder answered: the alarm queues the job again after a short backoff. */
@@ -140,12 +184,12 @@ export class TaskObject extends DurableObject<Env> {
    * The cron's check that this task is looked after: its alarm is set, and an object that has
    * lost its state (it should never) starts over from the D1 record and queues the job.
    */
-  async reconcile(meta: { task_id: string; user_id: string; created_at: string }): Promise<void> {
+  async reconcile(meta: TaskMeta): Promise<void> {
     await this.exclusive(async () => {
       const state = await this.load();
       if (!state) {
         await this.save(queued(initialState(meta), Date.now()));
-        await queueJobs(this.env, [meta.task_id]);
+        await queueJobs(this.env, [meta]);
       } else if (!isFinal(state.status) && (await this.ctx.storage.getAlarm()) === null) await this.schedule(state);
     });
   }
@@ -167,7 +211,7 @@ export class TaskObject extends DurableObject<Env> {
           if (await dispatcherFor(this.env).isRunning(state.task_id, action.target)) return this.schedule(state);
           return this.loseRun(state, "The transcoder running the task went away.", now);
         case "resend":
-          await queueJobs(this.env, [state.task_id]);
+          await queueJobs(this.env, [state]);
           return this.save(queued(state, now));
       }
     });
@@ -184,7 +228,7 @@ export class TaskObject extends DurableObject<Env> {
     await markRetried(this.env.DB, next.task_id, next.retries);
     await this.save(next);
     if (previous.dispatch_target) this.ctx.waitUntil(dispatcherFor(this.env).cancel(previous.task_id, previous.dispatch_target));
-    await queueJobs(this.env, [next.task_id]);
+    await queueJobs(this.env, [next]);
   }
 
   private async transition(change: (state: LiveState) => LiveState | undefined): Promise<void> {
@@ -224,6 +268,14 @@ export class TaskObject extends DurableObject<Env> {
     });
     await this.save(state);
     await afterTaskEnded(this.env, state);
+  }
+
+  /** The job as submitted; read from D1 only for a task created before the object kept it. */
+  private async jobSpec(taskId: string): Promise<JobSpec | undefined> {
+    const stored = await this.ctx.storage.get<JobSpec>(JOB_KEY);
+    if (stored) return stored;
+    const row = await findTaskById(this.env.DB, taskId);
+    return row ? { command: row.command, with_metadata: row.with_metadata === 1, webhook_url: row.webhook_url } : undefined;
   }
 
   private async load(): Promise<LiveState | undefined> {

@@ -4,29 +4,32 @@ import { accountStub } from "../../../edge/lib/stubs";
 
 const at = (second: number) => new Date(Date.UTC(2026, 10, 21, 10, 0, second)).toISOString();
 
+function newAccount() {
+  const userId = `usr_${crypto.randomUUID()}`;
+  const job = (i: number) => ({ task_id: `t${i}`, user_id: userId, created_at: at(i) });
+  return { account: accountStub(env, userId), job };
+}
+
 describe("AccountObject running-task cap", () => {
   it("grants slots in submission order up to the cap and makes the rest wait", async () => {
-    const account = accountStub(env, `usr_${crypto.randomUUID()}`);
-    for (let i = 0; i < 7; i++) await account.enqueue(`t${i}`, at(i));
-    expect(await account.acquire("t6", at(6))).toBe(false);
-    for (let i = 0; i < 5; i++) expect(await account.acquire(`t${i}`, at(i))).toBe(true);
-    expect(await account.acquire("t5", at(5))).toBe(false);
+    const { account, job } = newAccount();
+    expect(await account.acquire([6, 5, 4, 3, 2, 1, 0].map(job))).toEqual(["t0", "t1", "t2", "t3", "t4"]);
     expect(await account.usage()).toEqual({ running: 5, waiting: 2, cap: 5 });
   });
 
   it("gives a freed slot to the oldest waiting task, not to a newer one that asks first", async () => {
-    const account = accountStub(env, `usr_${crypto.randomUUID()}`);
-    for (let i = 0; i < 7; i++) await account.enqueue(`t${i}`, at(i));
-    for (let i = 0; i < 5; i++) await account.acquire(`t${i}`, at(i));
+    const { account, job } = newAccount();
+    expect(await account.acquire([0, 1, 2, 3, 4, 5].map(job))).toHaveLength(5);
+    expect(await account.acquire([job(6)])).toEqual([]);
     await account.release("t0");
-    expect(await account.acquire("t6", at(6))).toBe(false);
-    expect(await account.acquire("t5", at(5))).toBe(true);
+    expect(await account.acquire([job(6)])).toEqual([]);
+    expect(await account.acquire([job(5)])).toEqual(["t5"]);
   });
 
   it("keeps a task's slot when it asks again (a redelivered job)", async () => {
-    const account = accountStub(env, `usr_${crypto.randomUUID()}`);
-    expect(await account.acquire("t0", at(0))).toBe(true);
-    expect(await account.acquire("t0", at(0))).toBe(true);
+    const { account, job } = newAccount();
+    expect(await account.acquire([job(0)])).toEqual(["t0"]);
+    expect(await account.acquire([job(0)])).toEqual(["t0"]);
     expect(await account.usage()).toMatchObject({ running: 1, waiting: 0 });
   });
 });

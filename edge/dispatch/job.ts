@@ -1,0 +1,25 @@
+import type { TranscodeJob } from "../../shared/schemas/jobs";
+import { config } from "../lib/config";
+import { signToken } from "../lib/signed-token";
+
+/** What a task runs, as submitted: all a dispatch needs besides the task's id and run. */
+export interface JobSpec {
+  command: string;
+  with_metadata: boolean;
+  webhook_url: string | null;
+}
+
+/** The job handed to a transcoder for run `run` of the task. */
+export async function jobFor(env: Env, taskId: string, spec: JobSpec, run: number): Promise<TranscodeJob> {
+  const settings = config(env);
+  const ttl = settings.taskTimeoutSeconds + 3600;
+  return {
+    task_id: taskId,
+    command: spec.command,
+    with_metadata: spec.with_metadata,
+    callback_url: `${settings.edgeUrl}/internal/tasks/${taskId}`,
+    // The run number goes into the token: a lost run that comes back cannot report on its successor.
+    callback_token: await signToken(env.SIGNING_SECRET, "callback", { t: taskId, r: run }, ttl),
+    timeout_seconds: settings.taskTimeoutSeconds,
+  };
+}
