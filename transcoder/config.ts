@@ -67,6 +67,8 @@ const EnvSchema = z
 
 /** Pacing of reports and retries. Not read from the environment: tests shorten them. */
 export interface Timings {
+  /** The first report waits this long: a job that ends sooner sends its terminal report alone. */
+  firstReportMs: number;
   /** Progress reports are sent at most this often. */
   progressIntervalMs: number;
   /** A report is sent at least this often while a job runs, even without progress. */
@@ -113,6 +115,8 @@ export interface TranscoderConfig {
 }
 
 export const DEFAULT_TIMINGS: Timings = {
+  // Far inside the edge's first check on a dispatched job (PROBE_AFTER_MS, 15 s).
+  firstReportMs: 1_000,
   // ffmpeg writes progress every 0.5 s: every line goes out as it comes (issue 12: ≤ 250 ms to SSE).
   progressIntervalMs: 250,
   heartbeatMs: 10_000,

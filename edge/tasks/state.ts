@@ -142,21 +142,31 @@ export function applyEvent(state: LiveState, event: JobEvent, now: string): Live
   const next: LiveState = { ...state, last_seq: event.seq, heartbeat_at: now };
   switch (event.type) {
     case "started":
-      return state.status === "pending" ? { ...next, status: "running", started_at: now } : next;
+      return state.status === "pending" ? { ...next, status: "running", started_at: startOf(state, now) } : next;
     case "progress":
       return {
         ...next,
         status: "running",
-        started_at: state.started_at ?? now,
+        started_at: startOf(state, now),
         // Shown below 100 until the outputs are really stored.
         progress: Math.max(state.progress, Math.min(event.progress, 99)),
       };
     case "completed":
-      return { ...next, status: "completed", progress: 100, started_at: state.started_at ?? now, finished_at: now, outputs: event.outputs };
+      return { ...next, status: "completed", progress: 100, started_at: startOf(state, now), finished_at: now, outputs: event.outputs };
     case "failed":
       if (event.error_code === "TRANSCODER_LOST") return lostTranscoder(next, event.error, Date.parse(now));
-      return fail(next, event.error_code, event.error, now);
+      return fail({ ...next, started_at: startOf(state, now) }, event.error_code, event.error, now);
   }
+}
+
+/**
+ * When the run began: a transcoder sends its first report only after a second, and a shorter
+ * job its terminal report alone (transcoder/jobs/reporter.ts), so the start is the job's
+ * hand-over, which usage counts from.
+ */
+function startOf(state: LiveState, now: string): string {
+  if (state.started_at) return state.started_at;
+  return state.dispatch === "claimed" || state.dispatch === "dispatched" ? state.dispatch_at : now;
 }
 
 export function fail(state: LiveState, code: TaskFailureCode, error: string, now: string): LiveState {

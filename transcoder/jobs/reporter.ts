@@ -17,9 +17,13 @@ export interface ReporterOptions {
 }
 
 /**
- * Sends one job's reports to `{callback_url}/events`, one at a time and in `seq` order:
- * `started` at once, progress at most every `progressIntervalMs`, a heartbeat when nothing
- * was sent for `heartbeatMs`, and the terminal report. Failed deliveries are retried with
+ * Sends one job's reports to `{callback_url}/events`, one at a time and in `seq` order: the
+ * first report once the job has run `firstReportMs` (`started`, or the latest progress, which
+ * also marks the task running), then progress at most every `progressIntervalMs`, a heartbeat
+ * when nothing was sent for `heartbeatMs`, and the terminal report. A job that ends within
+ * `firstReportMs` sends its terminal report alone: each report is a Worker request and a
+ * Durable Object request (issue 12), and the edge takes the start of such a task from its
+ * dispatch. Failed deliveries are retried with
  * exponential backoff; a progress report that keeps failing is dropped after a minute (or as
  * soon as a newer report is waiting), the terminal one is retried much longer.
  */
@@ -33,6 +37,9 @@ export class EventReporter {
   private progressTimer: NodeJS.Timeout | undefined;
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private finished = false;
+  /** Until the first report is due, progress is only remembered. */
+  private holding = true;
+  private firstReportTimer: NodeJS.Timeout | undefined;
   private retryDeadline = Number.POSITIVE_INFINITY;
   /** Cuts a retry's wait short when the reporter is told to hurry. */
   private wake = new AbortController();
@@ -43,10 +50,15 @@ export class EventReporter {
   ) {}
 
   start(): void {
-    this.enqueue({ type: "started" });
-    const { heartbeatMs } = this.options.timings;
+    const { heartbeatMs, firstReportMs } = this.options.timings;
+    this.lastQueuedAt = Date.now();
+    this.firstReportTimer = setTimeout(() => {
+      this.holding = false;
+      if (this.latest.progress > 0) this.sendLatest();
+      else this.enqueue({ type: "started" });
+    }, firstReportMs);
     this.heartbeatTimer = setInterval(() => {
-      if (Date.now() - this.lastQueuedAt >= heartbeatMs) this.enqueue({ ...this.latest });
+      if (!this.holding && Date.now() - this.lastQueuedAt >= heartbeatMs) this.enqueue({ ...this.latest });
     }, Math.max(10, Math.min(1000, heartbeatMs / 4)));
   }
 
@@ -54,6 +66,7 @@ export class EventReporter {
     if (this.finished) return;
     // Estimates can wobble; the task's progress never goes backwards.
     this.latest = { ...update, progress: Math.max(this.latest.progress, update.progress) };
+    if (this.holding) return;
     const wait = this.lastProgressAt + this.options.timings.progressIntervalMs - Date.now();
     if (wait <= 0) return this.sendLatest();
     this.progressTimer ??= setTimeout(() => this.sendLatest(), wait);
@@ -127,6 +140,7 @@ export class EventReporter {
   }
 
   private stopTimers(): void {
+    clearTimeout(this.firstReportTimer);
     clearInterval(this.heartbeatTimer);
     clearTimeout(this.progressTimer);
     this.progressTimer = undefined;

@@ -38,6 +38,14 @@ describe("task state machine", () => {
     expect(state).toMatchObject({ status: "running", started_at: now, progress: 10 });
   });
 
+  it("dates a run that reports only its end (a job shorter than the transcoder's first-report delay) from its dispatch", () => {
+    const handedOver = dispatched(claim(pending(), t0).next!, "http://t1", t0 + 2_000);
+    const later = new Date(t0 + 2_600).toISOString();
+    expect(applyEvent(handedOver, { type: "completed", seq: 0, outputs: [{ filename: "a.mp4", size: 1 }] }, later)).toMatchObject({ status: "completed", started_at: new Date(t0 + 2_000).toISOString(), finished_at: later });
+    expect(applyEvent(handedOver, { type: "failed", seq: 0, error: "boom", error_code: "FFMPEG_FAILED" }, later)).toMatchObject({ status: "failed", started_at: new Date(t0 + 2_000).toISOString() });
+    expect(applyEvent(handedOver, { type: "progress", seq: 0, progress: 40 }, later)).toMatchObject({ status: "running", started_at: new Date(t0 + 2_000).toISOString() });
+  });
+
   it("never leaves an end state", () => {
     const failed = applyEvent(pending(), { type: "failed", seq: 0, error: "boom", error_code: "FFMPEG_FAILED" }, now)!;
     expect(failed.status).toBe("failed");

@@ -11,6 +11,7 @@ export const SECRET = "test-transcoder-secret";
 
 /** Short pacing so the suite stays fast; the production values live in config.ts. */
 export const TEST_TIMINGS: Partial<Timings> = {
+  firstReportMs: 0,
   progressIntervalMs: 200,
   heartbeatMs: 1_000,
   retryBaseMs: 50,

@@ -6,7 +6,7 @@ import { CallbackError, type EventAck } from "../../../transcoder/jobs/edge-clie
 import { EventReporter } from "../../../transcoder/jobs/reporter";
 
 const silent = Fastify({ logger: false }).log;
-const fast: Timings = { ...DEFAULT_TIMINGS, progressIntervalMs: 100, heartbeatMs: 100, retryBaseMs: 10, retryMaxDelayMs: 40, progressGiveUpMs: 150, terminalGiveUpMs: 500 };
+const fast: Timings = { ...DEFAULT_TIMINGS, firstReportMs: 0, progressIntervalMs: 100, heartbeatMs: 100, retryBaseMs: 10, retryMaxDelayMs: 40, progressGiveUpMs: 150, terminalGiveUpMs: 500 };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A fake edge: records what arrives, fails as told. */
@@ -41,6 +41,7 @@ describe("EventReporter", () => {
     const edge = fakeEdge();
     const events = reporter(edge);
     events.start();
+    await sleep(20);
     events.progress(progress(10));
     await sleep(150);
     events.progress(progress(60));
@@ -50,6 +51,40 @@ describe("EventReporter", () => {
     const seqs = edge.received.map((event) => event.seq);
     expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
     expect(new Set(seqs).size).toBe(seqs.length);
+  });
+
+  it("sends a job that ends within firstReportMs as its terminal report alone", async () => {
+    const edge = fakeEdge();
+    const events = reporter(edge, { firstReportMs: 300, heartbeatMs: 50 });
+    events.start();
+    events.progress(progress(30));
+    await sleep(150);
+    events.progress(progress(70));
+    await events.finish({ type: "completed", outputs: [{ filename: "a.mp4", size: 1 }] });
+    await sleep(300);
+    expect(edge.received.map((event) => event.type)).toEqual(["completed"]);
+  });
+
+  it("sends the latest progress as the first report once firstReportMs has passed, or started without progress", async () => {
+    const edge = fakeEdge();
+    const events = reporter(edge, { firstReportMs: 150, heartbeatMs: 10_000 });
+    events.start();
+    events.progress(progress(20));
+    events.progress(progress(35));
+    await sleep(60);
+    expect(edge.received).toEqual([]);
+    await sleep(200);
+    await events.idle();
+    expect(edge.received.map((event) => (event.type === "progress" ? event.progress : event.type))).toEqual([35]);
+    await events.finish(failed);
+
+    const quiet = fakeEdge();
+    const silentJob = reporter(quiet, { firstReportMs: 50, heartbeatMs: 10_000 });
+    silentJob.start();
+    await sleep(150);
+    await silentJob.idle();
+    await silentJob.finish(failed);
+    expect(quiet.received.map((event) => event.type)).toEqual(["started", "failed"]);
   });
 
   it("sends progress at most once per interval, always the latest value", async () => {
@@ -101,6 +136,7 @@ describe("EventReporter", () => {
     const edge = fakeEdge((event) => (event.type === "progress" ? new CallbackError("503", true, 503) : event.type === "started" ? new CallbackError("409", false, 409) : { ok: true }));
     const events = reporter(edge, { heartbeatMs: 10_000 });
     events.start();
+    await sleep(20);
     events.progress(progress(5));
     const started = Date.now();
     await events.idle();
@@ -116,6 +152,7 @@ describe("EventReporter", () => {
     const edge = fakeEdge((event) => ({ ok: true, cancel: event.type === "started" }));
     const events = reporter(edge, {}, () => cancels++);
     events.start();
+    await sleep(20);
     await events.idle();
     expect(cancels).toBe(1);
     await events.finish(failed);
