@@ -1,3 +1,5 @@
+import type { Child } from "hono/jsx";
+
 /** The signed-out pages: each a plain form the browser script submits to /console/api/auth/*. */
 
 function Email(props: { autocomplete: string }) {
@@ -20,29 +22,34 @@ function Password(props: { id: string; label: string; autocomplete: "current-pas
   );
 }
 
-export function SignIn() {
+/** A signed-out form: its fields, one submit button, and the links to the other forms below it. */
+function AuthForm(props: { id: string; submit: string; links: Child; children: Child }) {
   return (
     <section class="narrow">
-      <form id="signin-form" class="card" novalidate>
-        <Email autocomplete="username" />
-        <Password id="password" label="Password" autocomplete="current-password" />
-        <p><button type="submit">Sign in</button></p>
+      <form id={props.id} class="card" novalidate>
+        {props.children}
+        <p><button type="submit">{props.submit}</button></p>
       </form>
-      <p><a href="/console/forgot">Forgot your password?</a> · <a href="/console/signup">Create an account</a></p>
+      <p>{props.links}</p>
     </section>
+  );
+}
+
+export function SignIn() {
+  return (
+    <AuthForm id="signin-form" submit="Sign in" links={<><a href="/console/forgot">Forgot your password?</a> · <a href="/console/signup">Create an account</a></>}>
+      <Email autocomplete="username" />
+      <Password id="password" label="Password" autocomplete="current-password" />
+    </AuthForm>
   );
 }
 
 export function SignUp() {
   return (
-    <section class="narrow">
-      <form id="signup-form" class="card" novalidate>
-        <Email autocomplete="username" />
-        <Password id="password" label="Password" autocomplete="new-password" />
-        <p><button type="submit">Create account</button></p>
-      </form>
-      <p>Already registered? <a href="/console/signin">Sign in</a></p>
-    </section>
+    <AuthForm id="signup-form" submit="Create account" links={<>Already registered? <a href="/console/signin">Sign in</a></>}>
+      <Email autocomplete="username" />
+      <Password id="password" label="Password" autocomplete="new-password" />
+    </AuthForm>
   );
 }
 
@@ -57,24 +64,16 @@ export function Verify() {
 
 export function Forgot() {
   return (
-    <section class="narrow">
-      <form id="forgot-form" class="card" novalidate>
-        <Email autocomplete="username" />
-        <p><button type="submit">Send a reset link</button></p>
-      </form>
-      <p><a href="/console/signin">Back to sign in</a></p>
-    </section>
+    <AuthForm id="forgot-form" submit="Send a reset link" links={<a href="/console/signin">Back to sign in</a>}>
+      <Email autocomplete="username" />
+    </AuthForm>
   );
 }
 
 export function Reset() {
   return (
-    <section class="narrow">
-      <form id="reset-form" class="card" novalidate>
-        <Password id="password" label="New password" autocomplete="new-password" />
-        <p><button type="submit">Set password</button></p>
-      </form>
-      <p><a href="/console/signin">Back to sign in</a></p>
-    </section>
+    <AuthForm id="reset-form" submit="Set password" links={<a href="/console/signin">Back to sign in</a>}>
+      <Password id="password" label="New password" autocomplete="new-password" />
+    </AuthForm>
   );
 }
