@@ -4,7 +4,7 @@ import { consoleApi } from "./console/api";
 import { consolePages } from "./console";
 import { discardUnreadBody } from "./files/unread-body";
 import { requireValidConfig } from "./lib/config";
-import { createApp } from "./lib/openapi";
+import { createApp, mountAll } from "./lib/openapi";
 import { onError, problemResponse } from "./lib/problem";
 import { cdn } from "./routes/cdn";
 import { files } from "./routes/files";
@@ -20,16 +20,7 @@ import { webhooks } from "./routes/webhooks";
 export function buildApp() {
   const app = createApp();
   app.use("*", discardUnreadBody, requireValidConfig);
-  app.route("/", me);
-  app.route("/", tasks);
-  app.route("/", taskActions);
-  app.route("/", webhooks);
-  app.route("/", uploads);
-  app.route("/", signedUploads);
-  app.route("/", tus);
-  app.route("/", files);
-  app.route("/", cdn);
-  app.route("/", internal);
+  mountAll(app, [me, tasks, taskActions, webhooks, uploads, signedUploads, tus, files, cdn, internal]);
   // Before the console pages: /console/api/* is JSON, never a page.
   app.route("/", consoleApi((request, env, ctx) => app.fetch(request, env, ctx)));
   app.route("/console", consolePages);

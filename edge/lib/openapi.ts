@@ -1,4 +1,5 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
+import type { Hono } from "hono";
 import { AppError, ProblemSchema } from "../../shared/errors";
 import type { AuthVariables } from "./auth";
 
@@ -25,3 +26,12 @@ export const problemResponses = {
 } as const;
 
 export const bearerSecurity = [{ bearerAuth: [] }];
+
+/**
+ * Mounts each sub-app at the root, in order: their routes carry their own full paths, and
+ * their OpenAPI paths join the app's document. The list is typed loosely: each sub-app declares
+ * its own context variables and Hono's types are invariant in them.
+ */
+export function mountAll(app: OpenAPIHono<AppEnv>, subApps: Hono<any, any, any>[]): void {
+  for (const subApp of subApps) app.route("/", subApp);
+}

@@ -1,8 +1,8 @@
-import { requireSameOrigin } from "./guards";
-import { createApp } from "../../lib/openapi";
+import { createApp, mountAll } from "../../lib/openapi";
 import { account } from "./account";
 import { auth } from "./auth";
 import { type Forward, publicApiForSession } from "./forward";
+import { requireSameOrigin } from "./guards";
 import { keys } from "./keys";
 import { outbox } from "./outbox";
 import { usage } from "./usage";
@@ -14,11 +14,6 @@ import { usage } from "./usage";
 export function consoleApi(forward: Forward) {
   const app = createApp();
   app.use("/console/api/*", requireSameOrigin);
-  app.route("/", auth);
-  app.route("/", account);
-  app.route("/", keys);
-  app.route("/", usage);
-  app.route("/", outbox);
-  app.route("/", publicApiForSession(forward));
+  mountAll(app, [auth, account, keys, usage, outbox, publicApiForSession(forward)]);
   return app;
 }
