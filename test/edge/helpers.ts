@@ -63,3 +63,21 @@ export async function md5Hex(data: Uint8Array | string): Promise<string> {
 export function pathOf(url: string): string {
   return new URL(url).pathname;
 }
+
+/** A production env as docs/deploy.md leaves it (every required setting set and valid), with `overrides` on top. */
+export function productionEnv(overrides: Partial<Env> = {}): Env {
+  return {
+    ...env,
+    ENVIRONMENT: "production",
+    PUBLIC_URL: "https://cdn.ffedge-user.net",
+    CN_PUBLIC_URL: "https://cdn.ffedge-user.cn",
+    EDGE_URL: "https://api.ffedge.net",
+    TRANSCODER_SECRET: "t".repeat(43),
+    SIGNING_SECRET: "s".repeat(43),
+    D1_DATABASE_ID: "3f1c2b3a-4d5e-4f70-8a9b-0c1d2e3f4a5b",
+    R2_ACCOUNT_ID: "0123456789abcdef0123456789abcdef",
+    R2_ACCESS_KEY_ID: "access",
+    R2_SECRET_ACCESS_KEY: "secret",
+    ...overrides,
+  };
+}

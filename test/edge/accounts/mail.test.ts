@@ -3,26 +3,16 @@ import { describe, expect, it } from "vitest";
 import { buildApp } from "../../../edge/app";
 import { readOutbox } from "../../../edge/accounts/mail";
 import { newEmail } from "../console-api/client";
+import { productionEnv } from "../helpers";
 
 const API = "https://api.ffedge.net";
 
 /** A production env as docs/deploy.md leaves it, with `EMAIL` recording what the binding is given. */
 function production(sent: unknown[]): Env {
-  return {
-    ...env,
-    ENVIRONMENT: "production",
-    PUBLIC_URL: "https://cdn.ffedge-user.net",
-    CN_PUBLIC_URL: "https://cdn.ffedge-user.cn",
-    EDGE_URL: API,
-    TRANSCODER_SECRET: "t".repeat(43),
-    SIGNING_SECRET: "s".repeat(43),
-    D1_DATABASE_ID: "3f1c2b3a-4d5e-4f70-8a9b-0c1d2e3f4a5b",
-    R2_ACCOUNT_ID: "0123456789abcdef0123456789abcdef",
-    R2_ACCESS_KEY_ID: "access",
-    R2_SECRET_ACCESS_KEY: "secret",
+  return productionEnv({
     MAIL_FROM: "ffedge <no-reply@ffedge.net>",
     EMAIL: { send: async (message: unknown) => (sent.push(message), { messageId: "m1" }) } as unknown as SendEmail,
-  };
+  });
 }
 
 describe("account mail in production", () => {

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { buildApp } from "../../../edge/app";
 import { publicPathFor } from "../../../edge/console/api/forward";
 import { expectProblem } from "../files/fixtures";
-import { api, createUser, fakeMp4, multipart, postJson } from "../helpers";
+import { api, createUser, fakeMp4, multipart, postJson, productionEnv } from "../helpers";
 import { ConsoleClient, ORIGIN, signedInUser } from "./client";
 
 const COMMAND = "ffmpeg -i https://example.com/in.mp4 -c:v libx264 out.mp4";
@@ -94,20 +94,7 @@ describe("GET /console/api/dev/outbox", () => {
   it("does not exist in production", async () => {
     const app = buildApp();
     const ctx = createExecutionContext();
-    const production = {
-      ...env,
-      ENVIRONMENT: "production",
-      PUBLIC_URL: "https://cdn.ffedge-user.net",
-      CN_PUBLIC_URL: "https://cdn.ffedge-user.cn",
-      EDGE_URL: "https://api.ffedge.net",
-      TRANSCODER_SECRET: "t".repeat(43),
-      SIGNING_SECRET: "s".repeat(43),
-      D1_DATABASE_ID: "3f1c2b3a-4d5e-4f70-8a9b-0c1d2e3f4a5b",
-      R2_ACCOUNT_ID: "0123456789abcdef0123456789abcdef",
-      R2_ACCESS_KEY_ID: "access",
-      R2_SECRET_ACCESS_KEY: "secret",
-    };
-    const response = await app.fetch(new Request("https://api.ffedge.net/console/api/dev/outbox"), production, ctx);
+    const response = await app.fetch(new Request("https://api.ffedge.net/console/api/dev/outbox"), productionEnv(), ctx);
     await waitOnExecutionContext(ctx);
     await expectProblem(response, 404, "NOT_FOUND");
   });

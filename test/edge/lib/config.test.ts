@@ -3,24 +3,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import worker from "../../../edge/index";
 import { configProblems } from "../../../edge/lib/config";
 import { expectProblem } from "../files/fixtures";
-
-/** A production env as docs/deploy.md leaves it. */
-function production(overrides: Partial<Env> = {}): Env {
-  return {
-    ...env,
-    ENVIRONMENT: "production",
-    PUBLIC_URL: "https://cdn.ffedge-user.net",
-    CN_PUBLIC_URL: "https://cdn.ffedge-user.cn",
-    EDGE_URL: "https://api.ffedge.net",
-    TRANSCODER_SECRET: "t".repeat(43),
-    SIGNING_SECRET: "s".repeat(43),
-    D1_DATABASE_ID: "3f1c2b3a-4d5e-4f70-8a9b-0c1d2e3f4a5b",
-    R2_ACCOUNT_ID: "0123456789abcdef0123456789abcdef",
-    R2_ACCESS_KEY_ID: "access",
-    R2_SECRET_ACCESS_KEY: "secret",
-    ...overrides,
-  };
-}
+import { productionEnv } from "../helpers";
 
 function settingsOf(target: Env): string[] {
   return configProblems(target).map((problem) => problem.setting);
@@ -32,7 +15,7 @@ afterEach(() => {
 
 describe("configProblems", () => {
   it("finds nothing wrong with a complete production configuration", () => {
-    expect(configProblems(production())).toEqual([]);
+    expect(configProblems(productionEnv())).toEqual([]);
   });
 
   it("keeps development defaults: the local stack and tests need no production settings", () => {
@@ -58,11 +41,11 @@ describe("configProblems", () => {
     ["user content on the API's hostname", { PUBLIC_URL: "https://api.ffedge.net" }, "PUBLIC_URL"],
     ["China user content on the API's hostname", { CN_PUBLIC_URL: "https://api.ffedge.net/files" }, "CN_PUBLIC_URL"],
   ] as [string, Partial<Env>, string][])("names the setting for %s", (_label, overrides, setting) => {
-    expect(settingsOf(production(overrides))).toEqual([setting]);
+    expect(settingsOf(productionEnv(overrides))).toEqual([setting]);
   });
 
   it("lists the production placeholders wrangler.toml ships", () => {
-    const shipped = production({ PUBLIC_URL: "https://cdn.example.com", CN_PUBLIC_URL: "https://cdn.example.cn", EDGE_URL: "https://api.example.com", D1_DATABASE_ID: "REPLACE_WITH_D1_DATABASE_ID" });
+    const shipped = productionEnv({ PUBLIC_URL: "https://cdn.example.com", CN_PUBLIC_URL: "https://cdn.example.cn", EDGE_URL: "https://api.example.com", D1_DATABASE_ID: "REPLACE_WITH_D1_DATABASE_ID" });
     expect(settingsOf(shipped).sort()).toEqual(["CN_PUBLIC_URL", "D1_DATABASE_ID", "EDGE_URL", "PUBLIC_URL"]);
   });
 });
@@ -78,7 +61,7 @@ describe("a misconfigured production Worker", () => {
   it("answers every request 500 CONFIG_INVALID and logs the setting, without naming it to the client", async () => {
     const log = vi.spyOn(console, "error").mockImplementation(() => {});
     for (const path of ["/v1/me", "/openapi.json", "/uploads/usr_x/0123456789abcdef0123456789abcdef.mp4"]) {
-      const body = await expectProblem(await request(production({ SIGNING_SECRET: "dev" }), path), 500, "CONFIG_INVALID");
+      const body = await expectProblem(await request(productionEnv({ SIGNING_SECRET: "dev" }), path), 500, "CONFIG_INVALID");
       expect(String(body.detail)).not.toContain("SIGNING_SECRET");
     }
     const lines = log.mock.calls.map(([line]) => JSON.parse(String(line)) as { msg: string; setting: string });
@@ -86,6 +69,6 @@ describe("a misconfigured production Worker", () => {
   });
 
   it("serves normally once configured", async () => {
-    expect((await request(production(), "/openapi.json")).status).toBe(200);
+    expect((await request(productionEnv(), "/openapi.json")).status).toBe(200);
   });
 });
