@@ -32,6 +32,11 @@ cdn.on(["GET", "HEAD"], "/:area{uploads|outputs}/*", async (c) => {
     return new Response(head ? null : hit.body, { status: hit.status, headers: hit.headers });
   }
 
+  // A plain or conditional GET (the transcoder's input download is one) is a single R2 read:
+  // its metadata answers the conditions, its body the client and the cache. A HEAD or a range
+  // needs the size first (suffix and unsatisfiable ranges), so it reads the metadata, then the range.
+  if (!head && !singleRange) return wholeFile(c.env, c.executionCtx, c.req.raw, key, lookup);
+
   const object = await c.env.FILES.head(key);
   if (!object) throw notFound();
   const remainingSeconds = await remainingLifetime(c.env, object);
@@ -40,7 +45,7 @@ cdn.on(["GET", "HEAD"], "/:area{uploads|outputs}/*", async (c) => {
 
   const headers = baseHeaders(object, key, remainingSeconds);
   const cacheable = object.size <= MAX_CACHED_BYTES;
-  // A conditional, ranged or HEAD request is answered from R2 as asked; the whole file fills the cache meanwhile.
+  // A ranged or HEAD request is answered from R2 as asked; the whole file fills the cache meanwhile.
   const fillCache = () => {
     if (cacheable) c.executionCtx.waitUntil(fill(c.env, key, lookup, headers));
   };
@@ -56,19 +61,40 @@ cdn.on(["GET", "HEAD"], "/:area{uploads|outputs}/*", async (c) => {
   headers.set("content-length", String(parsed ? parsed.length : object.size));
   if (parsed) headers.set("content-range", `bytes ${parsed.offset}-${parsed.offset + parsed.length - 1}/${object.size}`);
   const status = parsed ? 206 : 200;
-  if (head || parsed) {
-    fillCache();
-    if (head) return new Response(null, { status, headers });
-  }
+  fillCache();
+  if (head) return new Response(null, { status, headers });
 
   const body = await c.env.FILES.get(key, parsed ? { range: { offset: parsed.offset, length: parsed.length } } : {});
   if (!body) throw notFound();
-  if (parsed || !cacheable) return new Response(body.body, { status, headers });
-  // One R2 read serves the client and the cache.
-  const [toClient, toCache] = body.body.tee();
-  c.executionCtx.waitUntil(caches.default.put(lookup.url, new Response(toCache, { status: 200, headers })));
-  return new Response(toClient, { status, headers: withCacheStatus(headers, "MISS") });
+  return new Response(body.body, { status, headers });
 });
+
+/** A GET of the whole file, or a conditional one, on a cache miss: one R2 `get`. */
+async function wholeFile(env: Env, context: ExecutionContext, request: Request, key: string, lookup: Request): Promise<Response> {
+  const object = await env.FILES.get(key);
+  if (!object) throw notFound();
+  const remainingSeconds = await remainingLifetime(env, object);
+  // R2 lifecycle rules delete "typically within 24 hours" of expiry: refuse expired files ourselves.
+  if (remainingSeconds === undefined || remainingSeconds <= 0) {
+    await object.body.cancel();
+    throw notFound();
+  }
+  const headers = baseHeaders(object, key, remainingSeconds);
+  const full = new Headers(headers);
+  full.set("content-length", String(object.size));
+  const cacheable = object.size <= MAX_CACHED_BYTES;
+  if (notModified(request.headers, object.httpEtag, object.uploaded)) {
+    // The body is not sent, but it fills the cache.
+    if (cacheable) context.waitUntil(caches.default.put(lookup.url, new Response(object.body, { status: 200, headers: full })));
+    else await object.body.cancel();
+    return new Response(null, { status: 304, headers });
+  }
+  if (!cacheable) return new Response(object.body, { status: 200, headers: full });
+  // One R2 read serves the client and the cache.
+  const [toClient, toCache] = object.body.tee();
+  context.waitUntil(caches.default.put(lookup.url, new Response(toCache, { status: 200, headers: full })));
+  return new Response(toClient, { status: 200, headers: withCacheStatus(full, "MISS") });
+}
 
 /**
  * The answer from this data center's cache, if it holds the file. Conditional and Range

@@ -122,6 +122,27 @@ describe("GET /uploads/... edge cache (Cache API)", () => {
     expect(await hit.text()).toBe(BODY);
   });
 
+  it("answers a conditional GET on a miss with 304 from the one R2 read, whose body fills the cache", async () => {
+    const target = `/${await seedFile(userId, { expiresAt: new Date(Date.now() + HOUR), body: BODY })}`;
+    const notModified = await get(target, { "if-none-match": "*" });
+    expect(notModified.status).toBe(304);
+    expect(notModified.headers.get("etag")).toMatch(/^"[^"]+"$/);
+    expect(await notModified.text()).toBe("");
+    const hit = await untilCached(target);
+    expect(hit.headers.get("cf-cache-status")).toBe("HIT");
+    expect(hit.headers.get("content-length")).toBe(String(BODY.length));
+    expect(await hit.text()).toBe(BODY);
+  });
+
+  it("answers a GET on a miss whose If-None-Match does not match with the whole file (MISS)", async () => {
+    const target = `/${await seedFile(userId, { expiresAt: new Date(Date.now() + HOUR), body: BODY })}`;
+    const response = await get(target, { "if-none-match": '"something-else"' });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("cf-cache-status")).toBe("MISS");
+    expect(response.headers.get("content-length")).toBe(String(BODY.length));
+    expect(await response.text()).toBe(BODY);
+  });
+
   it("serves a HIT even after the object is gone from R2, until the file is purged", async () => {
     const key = await seedFile(userId, { expiresAt: new Date(Date.now() + HOUR), body: BODY });
     await (await untilCached(`/${key}`)).body?.cancel();
