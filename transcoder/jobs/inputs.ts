@@ -10,7 +10,9 @@ import { type Workspace, inputPath } from "./workspace";
 
 /**
  * Downloads every input into `in/` through the guarded fetcher, before ffmpeg starts: ffmpeg
- * itself never touches the network. Returns the local paths in command order.
+ * itself never touches the network. A dropped connection or a gateway error (the edge restarting
+ * under the download) is tried again at the pace of the job's reports. Returns the local paths in
+ * command order.
  */
 export async function downloadInputs(parsed: ParsedCommand, workspace: Workspace, config: TranscoderConfig, signal: AbortSignal): Promise<string[]> {
   const paths: string[] = [];
@@ -23,6 +25,7 @@ export async function downloadInputs(parsed: ParsedCommand, workspace: Workspace
         timeoutMs: config.downloadTimeoutSeconds * 1000,
         signal,
         egress: config.egress,
+        retry: { baseDelayMs: config.timings.retryBaseMs, maxDelayMs: config.timings.retryMaxDelayMs },
       });
     } catch (error) {
       signal.throwIfAborted();

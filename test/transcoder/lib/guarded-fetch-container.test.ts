@@ -16,7 +16,8 @@ let dir: string;
 let server: MediaServer;
 let counter = 0;
 const destination = () => path.join(dir, `download-${++counter}`);
-const container: GuardedFetchOptions = { allowHosts: ["127.0.0.1"], maxBytes: 1_000_000, timeoutMs: 5_000, egress: "container" };
+// One try each: retries are tested in guarded-fetch-retry.test.ts, and these count lookups.
+const container: GuardedFetchOptions = { allowHosts: ["127.0.0.1"], maxBytes: 1_000_000, timeoutMs: 5_000, egress: "container", retry: { attempts: 1 } };
 
 const refusedByWorker = (code: string, detail: string): http.RequestListener => (_request, response) => {
   response.writeHead(400, { "content-type": "application/problem+json", [EGRESS_REFUSED_HEADER]: code }).end(JSON.stringify({ code, detail }));

@@ -50,7 +50,8 @@ afterAll(async () => {
 
 let fileCounter = 0;
 const destination = () => path.join(dir, `download-${++fileCounter}`);
-const local: GuardedFetchOptions = { allowHosts: ["127.0.0.1"], maxBytes: 1_000_000, timeoutMs: 5_000 };
+// Short waits between tries: the retries themselves are tested in guarded-fetch-retry.test.ts.
+const local: GuardedFetchOptions = { allowHosts: ["127.0.0.1"], maxBytes: 1_000_000, timeoutMs: 5_000, retry: { attempts: 2, baseDelayMs: 10, maxDelayMs: 10 } };
 
 async function refusal(promise: Promise<unknown>): Promise<AppError> {
   const error = await promise.then(() => undefined, (caught: unknown) => caught);
