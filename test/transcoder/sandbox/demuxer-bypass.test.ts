@@ -4,9 +4,9 @@ import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Clips, makeClips } from "../helpers/media";
-import { type EdgeStub, type MediaServer, serveFile, serveText, startEdgeStub, startMediaServer } from "../helpers/servers";
-import { type TestTranscoder, jobFor, postJob, startTranscoder } from "../helpers/transcoder";
+import { useJobWorld } from "../helpers/job-world";
+import { serveText } from "../helpers/servers";
+import { jobFor, postJob } from "../helpers/transcoder";
 
 const run = promisify(execFile);
 
@@ -18,34 +18,25 @@ const run = promisify(execFile);
  */
 let hostDir: string;
 let fifo: string;
-let clips: Clips;
-let media: MediaServer;
-let edge: EdgeStub;
-let transcoder: TestTranscoder;
 
+// Registered before the world's hooks, so the pipe exists when its media server starts.
 beforeAll(async () => {
   hostDir = await mkdtemp(path.join(os.tmpdir(), "ffedge-bypass-"));
   await chmod(hostDir, 0o755);
   // A segment extension the HLS demuxer accepts.
   fifo = path.join(hostDir, "host-file.ts");
   await run("mkfifo", ["-m", "666", fifo]);
-  clips = await makeClips();
-  const playlist = `#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:10.0,\nfile://${fifo}\n#EXTINF:10.0,\n${fifo}\n#EXT-X-ENDLIST\n`;
-  media = await startMediaServer({
-    "/clip.mp4": serveFile(clips.clip, "video/mp4"),
-    "/subs.srt": serveText(playlist, "application/x-subrip"),
-    "/real.srt": serveText("1\n00:00:00,000 --> 00:00:01,000\nhello\n", "application/x-subrip"),
-  });
-  edge = await startEdgeStub();
-  transcoder = await startTranscoder();
 });
 
 afterAll(async () => {
-  await transcoder?.close();
-  await edge?.close();
-  await media?.close();
-  await clips?.remove();
   await rm(hostDir, { recursive: true, force: true });
+});
+
+const world = useJobWorld({
+  routes: () => ({
+    "/subs.srt": serveText(`#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:10.0,\nfile://${fifo}\n#EXTINF:10.0,\n${fifo}\n#EXT-X-ENDLIST\n`, "application/x-subrip"),
+    "/real.srt": serveText("1\n00:00:00,000 --> 00:00:01,000\nhello\n", "application/x-subrip"),
+  }),
 });
 
 /** Watches the FIFO until `stop`; true when something opened it for reading meanwhile. */
@@ -79,20 +70,20 @@ describe("files ffmpeg opens by itself", () => {
     ["a playlist uploaded as .srt, named by ass=", (subs: string, clip: string) => `ffmpeg -i ${clip} -f ass -i ${subs} -vf ass=${subs} -t 1 out.mp4`],
   ])("are judged by their bytes: %s is refused and no host file is opened", async (_name, command) => {
     const watcher = watchForReader();
-    const job = jobFor(edge, command(media.url("/subs.srt"), media.url("/clip.mp4")));
-    await postJob(transcoder.app, job);
-    const terminal = await edge.waitForTerminal(job.task_id);
+    const job = jobFor(world.edge, command(world.media.url("/subs.srt"), world.media.url("/clip.mp4")));
+    await postJob(world.transcoder.app, job);
+    const terminal = await world.edge.waitForTerminal(job.task_id);
     const opened = await watcher.stop();
     expect(opened).toBe(false);
     expect(terminal.type).toBe("failed");
     if (terminal.type === "failed") expect(["INPUT_FORMAT_NOT_ALLOWED", "COMMAND_REJECTED"]).toContain(terminal.error_code);
-    expect(edge.uploadRequests(job.task_id)).toEqual([]);
-    expect(await transcoder.leftovers()).toEqual([]);
+    expect(world.edge.uploadRequests(job.task_id)).toEqual([]);
+    expect(await world.transcoder.leftovers()).toEqual([]);
   });
 
   it("a real subtitle file named by subtitles= still burns in", async () => {
-    const job = jobFor(edge, `ffmpeg -i ${media.url("/clip.mp4")} -f srt -i ${media.url("/real.srt")} -vf subtitles=${media.url("/real.srt")} -t 1 out.mp4`);
-    await postJob(transcoder.app, job);
-    expect(await edge.waitForTerminal(job.task_id)).toMatchObject({ type: "completed" });
+    const job = jobFor(world.edge, `ffmpeg -i ${world.media.url("/clip.mp4")} -f srt -i ${world.media.url("/real.srt")} -vf subtitles=${world.media.url("/real.srt")} -t 1 out.mp4`);
+    await postJob(world.transcoder.app, job);
+    expect(await world.edge.waitForTerminal(job.task_id)).toMatchObject({ type: "completed" });
   });
 });
