@@ -4,7 +4,7 @@ import { sweepAbandonedUploads, sweepExpiredFiles } from "./files/sweep";
 import { sweepIdempotencyKeys } from "./lib/idempotency";
 import { routeQueue } from "./queue/router";
 import { reconcileUnfinishedTasks } from "./tasks/reconcile";
-import { sweepUnsentWebhooks } from "./webhooks/enqueue";
+import { sweepUndeliveredWebhooks } from "./webhooks/handover";
 
 export { ContainerProxy } from "@cloudflare/containers";
 export { AccountObject } from "./accounts/account-object";
@@ -22,6 +22,6 @@ export default {
     ctx.waitUntil(sweepExpiredFiles(env).then((count) => console.log(JSON.stringify({ msg: "sweep", deleted: count }))));
     ctx.waitUntil(reconcileUnfinishedTasks(env).then((count) => console.log(JSON.stringify({ msg: "reconciled unfinished tasks", checked: count }))));
     ctx.waitUntil(sweepAccountRecords(env).then((counts) => console.log(JSON.stringify({ msg: "sweep accounts", ...counts }))));
-    ctx.waitUntil(Promise.all([sweepAbandonedUploads(env), sweepIdempotencyKeys(env), sweepUnsentWebhooks(env)]).then(([uploads, keys, webhooks]) => console.log(JSON.stringify({ msg: "sweep leftovers", tus_uploads: uploads, idempotency_keys: keys, webhooks_queued: webhooks }))));
+    ctx.waitUntil(Promise.all([sweepAbandonedUploads(env), sweepIdempotencyKeys(env), sweepUndeliveredWebhooks(env)]).then(([uploads, keys, webhooks]) => console.log(JSON.stringify({ msg: "sweep leftovers", tus_uploads: uploads, idempotency_keys: keys, webhooks_handed_over: webhooks }))));
   },
 } satisfies ExportedHandler<Env>;

@@ -1,4 +1,3 @@
-import { deliverWebhooks } from "../webhooks/consumer";
 import { dispatchJobs } from "./dispatch-jobs";
 
 type QueueHandler = (batch: MessageBatch<unknown>, env: Env) => Promise<void>;
@@ -6,7 +5,6 @@ type QueueHandler = (batch: MessageBatch<unknown>, env: Env) => Promise<void>;
 /** Queue name → consumer. One Worker consumes every queue; production names may carry a suffix. */
 const CONSUMERS: [prefix: string, handler: QueueHandler][] = [
   ["ffedge-jobs", dispatchJobs],
-  ["ffedge-webhooks", deliverWebhooks],
 ];
 
 export async function routeQueue(batch: MessageBatch<unknown>, env: Env): Promise<void> {

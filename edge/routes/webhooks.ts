@@ -6,8 +6,8 @@ import { requireApiKey } from "../lib/auth";
 import { bearerSecurity, createApp, problemResponses } from "../lib/openapi";
 import { requireOwnTask } from "../tasks/repository";
 import { listDeliveries } from "../webhooks/deliveries";
-import { enqueueRedelivery } from "../webhooks/enqueue";
-import { taskEvent } from "../webhooks/event";
+import { handoverFor, taskEvent } from "../webhooks/event";
+import { handOver } from "../webhooks/handover";
 import { rotateSecret } from "../webhooks/secrets";
 
 const problem = (description: string) => ({ description, content: { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } } });
@@ -41,7 +41,7 @@ webhooks.openapi(
     method: "post", path: "/v1/tasks/{task_id}/webhooks/redeliver", tags: ["Webhooks"], summary: "Send a finished task's event again (one attempt)", security: bearerSecurity,
     request: { params: TaskIdParamSchema },
     responses: {
-      202: { description: "The event is queued; the attempt appears in the task's webhook log", content: { "application/json": { schema: RedeliveryQueuedSchema } } },
+      202: { description: "The event is handed to its receiver's delivery line; the attempt appears in the task's webhook log", content: { "application/json": { schema: RedeliveryQueuedSchema } } },
       ...problemResponses,
       404: problem("No such task for this key"),
       409: problem("The task has not finished (TASK_NOT_FINISHED) or has no webhook (WEBHOOK_NOT_CONFIGURED)"),
@@ -51,10 +51,10 @@ webhooks.openapi(
     const { task_id } = c.req.valid("param");
     const row = await requireOwnTask(c.env.DB, c.get("userId"), task_id);
     if (!row.webhook_url) throw new AppError("WEBHOOK_NOT_CONFIGURED", `Task '${task_id}' was submitted without a webhook.`);
-    const event = taskEvent(c.env, row);
-    if (!event) throw new AppError("TASK_NOT_FINISHED", `Task '${task_id}' is ${row.status}; its event is sent when it completes or fails.`);
-    await enqueueRedelivery(c.env, task_id);
-    return c.json({ webhook_id: event.id, queued: true as const }, 202);
+    const handover = handoverFor(c.env, row, true);
+    if (!handover) throw new AppError("TASK_NOT_FINISHED", `Task '${task_id}' is ${row.status}; its event is sent when it completes or fails.`);
+    await handOver(c.env, handover);
+    return c.json({ webhook_id: handover.event.id, queued: true as const }, 202);
   },
 );
 

@@ -1,23 +1,44 @@
 import { dispatcherFor } from "../dispatch/dispatcher";
+import type { JobSpec } from "../dispatch/job";
 import { accountStub, poolStub } from "../lib/stubs";
-import { enqueueTaskEnded } from "../webhooks/enqueue";
+import type { TaskRow } from "./repository";
 import type { LiveState } from "./state";
 
 /**
  * What follows a task's end, once the end is durable in D1 and in the task's object: its
- * slot goes to the next task in line, whatever ran it is released, and its webhook event is
- * queued. None of these can undo the end; each failure is logged and caught up later (the
- * line's alarm re-derives slots from task states, the cron queues unsent webhook events).
+ * slot goes to the next task in line and whatever ran it is released. (Its webhook event goes
+ * from the object's outbox.) Neither can undo the end; each failure is logged and caught up
+ * later (the line's alarm re-derives slots from task states).
  */
 export async function afterTaskEnded(env: Env, state: LiveState): Promise<void> {
   const effects: [string, Promise<unknown>][] = [
     ["release the user's slot", accountStub(env, state.user_id).release(state.task_id)],
     ["wake the dispatch line", poolStub(env).released()],
     ["release the transcoder", state.dispatch_target ? dispatcherFor(env).release(state.task_id, state.dispatch_target) : Promise.resolve()],
-    ["queue the webhook event", enqueueTaskEnded(env, state.task_id)],
   ];
   const results = await Promise.allSettled(effects.map(([, effect]) => effect));
   results.forEach((result, index) => {
     if (result.status === "rejected") console.error(JSON.stringify({ msg: `could not ${effects[index]![0]}`, task_id: state.task_id, error: String(result.reason) }));
   });
+}
+
+/** The task's D1 record as `markFinished` leaves it, from the object's own state: what its end event presents. */
+export function endedTaskRow(state: LiveState, job: JobSpec): TaskRow {
+  return {
+    id: state.task_id,
+    user_id: state.user_id,
+    command: job.command,
+    with_metadata: job.with_metadata ? 1 : 0,
+    webhook_url: job.webhook_url,
+    status: state.status,
+    progress: Math.floor(state.progress),
+    outputs: state.outputs ? JSON.stringify(state.outputs) : null,
+    error: state.error,
+    error_code: state.error_code,
+    created_at: state.created_at,
+    started_at: state.started_at,
+    finished_at: state.finished_at,
+    retries: state.retries,
+    webhook_enqueued_at: null,
+  };
 }

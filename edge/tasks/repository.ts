@@ -20,6 +20,7 @@ export interface TaskRow {
   finished_at: string | null;
   /** Times the task was started again after its transcoder was lost. */
   retries: number;
+  /** No longer written: the end event goes to its receiver from the task's own outbox. */
   webhook_enqueued_at: string | null;
 }
 
@@ -67,17 +68,20 @@ export async function listUnfinishedTaskIds(db: D1Database, before: string, limi
   return results.map((row) => row.id);
 }
 
-/** Ended tasks with a webhook whose event was never queued, finished before `before`. */
-export async function listUnsentWebhookTaskIds(db: D1Database, before: string, limit: number): Promise<string[]> {
+/**
+ * Tasks that ended with a webhook between `after` and `before` and have no delivery attempt on
+ * record, oldest first: the webhook sweep's round. (`webhook_enqueued_at` is no longer set; the
+ * condition keeps the partial index tasks_webhook_unsent in use.)
+ */
+export async function listUndeliveredWebhookTasks(db: D1Database, range: { after: string; before: string; limit: number }): Promise<TaskRow[]> {
   const { results } = await db
-    .prepare("SELECT id FROM tasks WHERE webhook_url IS NOT NULL AND webhook_enqueued_at IS NULL AND finished_at IS NOT NULL AND finished_at <= ? ORDER BY finished_at LIMIT ?")
-    .bind(before, limit)
-    .all<{ id: string }>();
-  return results.map((row) => row.id);
-}
-
-export async function markWebhookEnqueued(db: D1Database, taskId: string, at: string): Promise<void> {
-  await db.prepare("UPDATE tasks SET webhook_enqueued_at = ? WHERE id = ?").bind(at, taskId).run();
+    .prepare(
+      `SELECT * FROM tasks WHERE webhook_url IS NOT NULL AND webhook_enqueued_at IS NULL AND finished_at > ? AND finished_at <= ?
+       AND NOT EXISTS (SELECT 1 FROM webhook_deliveries WHERE webhook_deliveries.task_id = tasks.id) ORDER BY finished_at LIMIT ?`,
+    )
+    .bind(range.after, range.before, range.limit)
+    .all<TaskRow>();
+  return results;
 }
 
 /** Writes an end state. Guarded so an end state is never overwritten. */

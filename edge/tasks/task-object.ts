@@ -6,7 +6,10 @@ import { dispatcherFor } from "../dispatch/dispatcher";
 import { type JobSpec, jobFor } from "../dispatch/job";
 import { queueJobs } from "../dispatch/jobs-queue";
 import { config } from "../lib/config";
-import { afterTaskEnded } from "./end-effects";
+import type { WebhookHandover } from "../../shared/schemas/webhooks";
+import { handoverFor } from "../webhooks/event";
+import { handOver } from "../webhooks/handover";
+import { afterTaskEnded, endedTaskRow } from "./end-effects";
 import { TaskFanOut } from "./fan-out";
 import { outputKey } from "./outputs";
 import { findTaskById, markFinished, markRetried, markRunning } from "./repository";
@@ -17,6 +20,9 @@ import {
 const STATE_KEY = "state";
 /** What the task runs, kept from its submission so that a dispatch reads nothing from D1. */
 const JOB_KEY = "job";
+/** The end event not yet handed to its receiver's object; the alarm tries again until it is. */
+const OUTBOX_KEY = "webhook-outbox";
+const OUTBOX_RETRY_MS = 30_000;
 
 type TaskMeta = { task_id: string; user_id: string; created_at: string };
 
@@ -72,7 +78,7 @@ export class TaskObject extends DurableObject<Env> {
       await this.failTask("INTERNAL", "The task record is missing.");
       return { kind: "rejected" };
     }
-    const outcome = await dispatcherFor(this.env).dispatch(await jobFor(this.env, state.task_id, job, claim.run));
+    const outcome = await dispatcherFor(this.env).dispatch(await jobFor(this.env, state.task_id, job, claim.run, state.user_id));
     switch (outcome.kind) {
       case "accepted":
       case "duplicate":
@@ -197,7 +203,8 @@ export class TaskObject extends DurableObject<Env> {
   override async alarm(): Promise<void> {
     await this.exclusive(async () => {
       const state = await this.load();
-      if (!state || isFinal(state.status)) return;
+      if (!state) return;
+      if (isFinal(state.status)) return this.flushOutbox();
       const now = Date.now();
       const action = dueAction(state, now, this.limits());
       switch (action?.kind) {
@@ -256,6 +263,10 @@ export class TaskObject extends DurableObject<Env> {
     return state;
   }
 
+  /**
+   * Writes the end to D1, then stores it here together with its webhook event (one atomic put:
+   * an end stored here always has its event in the outbox), then hands the event over.
+   */
   private async persistEnd(state: LiveState): Promise<void> {
     await markFinished(this.env.DB, state.task_id, {
       status: state.status as "completed" | "failed",
@@ -266,8 +277,24 @@ export class TaskObject extends DurableObject<Env> {
       started_at: state.started_at,
       finished_at: state.finished_at!,
     });
-    await this.save(state);
-    await afterTaskEnded(this.env, state);
+    const job = await this.jobSpec(state.task_id);
+    const handover = job ? handoverFor(this.env, endedTaskRow(state, job), false) : undefined;
+    await this.save(state, handover);
+    await Promise.all([afterTaskEnded(this.env, state), this.flushOutbox()]);
+  }
+
+  /** Hands the end event to its receiver's object; kept, and tried again by the alarm, until that works. */
+  private async flushOutbox(): Promise<void> {
+    const handover = await this.ctx.storage.get<WebhookHandover>(OUTBOX_KEY);
+    if (!handover) return;
+    try {
+      await handOver(this.env, handover);
+      await this.ctx.storage.delete(OUTBOX_KEY);
+      await this.ctx.storage.deleteAlarm();
+    } catch (error) {
+      console.error(JSON.stringify({ msg: "webhook hand-over failed; the task's alarm tries again", task_id: handover.task_id, error: String(error) }));
+      await this.ctx.storage.setAlarm(Date.now() + OUTBOX_RETRY_MS);
+    }
   }
 
   /** The job as submitted; read from D1 only for a task created before the object kept it. */
@@ -282,17 +309,18 @@ export class TaskObject extends DurableObject<Env> {
     return this.ctx.storage.get<LiveState>(STATE_KEY);
   }
 
-  private async save(state: LiveState): Promise<void> {
+  private async save(state: LiveState, outbox?: WebhookHandover): Promise<void> {
     const previous = await this.load();
-    await this.ctx.storage.put(STATE_KEY, state);
+    await this.ctx.storage.put(outbox ? { [STATE_KEY]: state, [OUTBOX_KEY]: outbox } : { [STATE_KEY]: state });
     await this.schedule(state);
     this.fanOut.notify(previous, state);
   }
 
   private async schedule(state: LiveState): Promise<void> {
     const next = nextCheck(state, Date.now(), this.limits());
-    if (next === undefined) await this.ctx.storage.deleteAlarm();
-    else await this.ctx.storage.setAlarm(next);
+    if (next !== undefined) await this.ctx.storage.setAlarm(next);
+    else if (await this.ctx.storage.get(OUTBOX_KEY)) await this.ctx.storage.setAlarm(Date.now() + OUTBOX_RETRY_MS);
+    else await this.ctx.storage.deleteAlarm();
   }
 
   /** Runs mutations one at a time: they await D1 and R2, where other calls could interleave. */

@@ -1,11 +1,12 @@
 import { DurableObject } from "cloudflare:workers";
+import { type WebhookHandover, WebhookHandoverSchema } from "../../shared/schemas/webhooks";
 import { config } from "../lib/config";
 import { deliverOnce } from "./deliver";
 import { retryDelaySeconds } from "./retry";
 
 interface Pending {
-  body: unknown;
-  /** Attempts made so far (a queue redelivery of the hand-over counts as one). */
+  handover: WebhookHandover;
+  /** Attempts made so far. */
   attempts: number;
   due: number;
 }
@@ -14,17 +15,26 @@ interface Pending {
 const MAX_PARALLEL = 10;
 
 /**
- * One per receiver (a webhook URL): the events of a receiver that answers
- * slowly or not at all, delivered and retried on this object's own alarm, so that receiver's
- * timeouts and backoff hold up nobody else's deliveries. The queue consumer hands every event
- * to its receiver's object and moves on.
+ * One per receiver (a webhook URL): the events of a receiver that answers slowly or not at
+ * all, delivered and retried on this object's own alarm, so that receiver's timeouts and
+ * backoff hold up nobody else's deliveries. The task's Durable Object hands each end event
+ * here and moves on; `accept` only stores it and sets the alarm.
  */
 export class WebhookReceiverObject extends DurableObject<Env> {
-  /** Takes over an event; `id` (the queue message's) makes a repeated hand-over a no-op. */
-  async accept(id: string, body: unknown, attempts: number): Promise<void> {
-    const key = `event:${id}`;
+  /**
+   * Takes over an event. A repeated hand-over of an event still pending here (the task's
+   * outbox retried, or the cron's sweep) changes nothing; each redelivery is an attempt of its own.
+   */
+  async accept(body: unknown): Promise<void> {
+    const parsed = WebhookHandoverSchema.safeParse(body);
+    if (!parsed.success) {
+      console.error(JSON.stringify({ msg: "dropping malformed webhook hand-over", body }));
+      return;
+    }
+    const handover = parsed.data;
+    const key = handover.redelivery ? `event:${handover.event.id}:redelivery:${handover.first_attempt_at}` : `event:${handover.event.id}`;
     if (await this.ctx.storage.get(key)) return;
-    await this.ctx.storage.put(key, { body, attempts, due: Date.now() } satisfies Pending);
+    await this.ctx.storage.put(key, { handover, attempts: 0, due: Date.now() } satisfies Pending);
     await this.arm();
   }
 
@@ -39,9 +49,9 @@ export class WebhookReceiverObject extends DurableObject<Env> {
       const attempt = event.attempts + 1;
       let retryAfterSeconds: number | undefined;
       try {
-        ({ retryAfterSeconds } = await deliverOnce(this.env, event.body, attempt));
+        ({ retryAfterSeconds } = await deliverOnce(this.env, event.handover, attempt));
       } catch (error) {
-        console.error(JSON.stringify({ msg: "webhook delivery error", body: event.body, error: String(error) }));
+        console.error(JSON.stringify({ msg: "webhook delivery error", task_id: event.handover.task_id, error: String(error) }));
         retryAfterSeconds = retryDelaySeconds(attempt, config(this.env).webhookRetryScheduleSeconds);
       }
       if (retryAfterSeconds === undefined) await this.ctx.storage.delete(key);

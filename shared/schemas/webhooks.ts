@@ -12,15 +12,22 @@ export type WebhookEventType = z.infer<typeof WebhookEventTypeSchema>;
  */
 export const WebhookEventSchema = TaskSchema.meta({ id: "WebhookEvent", description: "The task, exactly as GET /v1/tasks/{task_id} returns it; the event type is in the webhook-event header" });
 
-/** Queue message on `ffedge-webhooks`: deliver the end event of one task. Delivered at least once. */
-export const WebhookMessageSchema = z.object({
+/**
+ * A task's end event handed to its receiver's Durable Object (edge/webhooks/receiver-object.ts),
+ * which makes the attempts and retries them. It carries the signed bytes and where they go, so
+ * no attempt reads the task again; `event.id` is the `webhook-id`, the same on every attempt.
+ */
+export const WebhookHandoverSchema = z.object({
   task_id: z.string().min(1),
-  /** When the event was queued, i.e. when its first attempt was due: retries stop 24 h after it. */
+  user_id: z.string().min(1),
+  url: z.string().min(1),
+  event: z.object({ id: z.string().min(1), type: WebhookEventTypeSchema, body: z.string() }),
+  /** When the event was handed over, i.e. when its first attempt was due: retries stop 24 h after it. */
   first_attempt_at: z.iso.datetime(),
   /** A redelivery asked for by the user: one attempt, no retries. */
-  redelivery: z.boolean().default(false),
+  redelivery: z.boolean(),
 });
-export type WebhookMessage = z.input<typeof WebhookMessageSchema>;
+export type WebhookHandover = z.infer<typeof WebhookHandoverSchema>;
 
 export const WebhookDeliverySchema = z
   .object({

@@ -3,7 +3,7 @@ import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
 import { signingSecrets } from "../../../edge/webhooks/secrets";
 import { api, createUser, postJson } from "../helpers";
-import { deliver, endedTask, hookUrl, message, received, receiverName, waitForDeliveries } from "../webhooks/fixtures";
+import { deliver, endedTask, handover, hookUrl, received, receiverName, waitForDeliveries } from "../webhooks/fixtures";
 
 const COMMAND = "ffmpeg -i https://example.com/in.mp4 -c:v libx264 out.mp4";
 
@@ -44,9 +44,9 @@ describe("POST /v1/tasks with a webhook", () => {
 describe("GET /v1/tasks/{task_id}/webhooks", () => {
   it("lists every attempt with its status, latency and error", async () => {
     const { taskId, key } = await endedTask(hookUrl(receiverName(), 500), "completed");
-    await deliver(message(taskId), 1);
+    await deliver(await handover(taskId), 1);
     await env.DB.prepare("UPDATE tasks SET webhook_url = ? WHERE id = ?").bind(hookUrl(receiverName(), 200), taskId).run();
-    await deliver(message(taskId), 2);
+    await deliver(await handover(taskId), 2);
 
     const response = await api(`/v1/tasks/${taskId}/webhooks`, key);
     expect(response.status).toBe(200);
@@ -66,7 +66,7 @@ describe("GET /v1/tasks/{task_id}/webhooks", () => {
 
   it("returns 404 for another user's task", async () => {
     const { taskId } = await endedTask(hookUrl(receiverName()));
-    await deliver(message(taskId));
+    await deliver(await handover(taskId));
     const bob = await createUser();
     const response = await api(`/v1/tasks/${taskId}/webhooks`, bob.key);
     expect(response.status).toBe(404);
@@ -86,7 +86,7 @@ describe("POST /v1/tasks/{task_id}/webhooks/redeliver", () => {
   it("sends the same event again, once, with the same webhook-id", async () => {
     const name = receiverName();
     const { taskId, key } = await endedTask(hookUrl(name), "completed");
-    await deliver(message(taskId));
+    await deliver(await handover(taskId));
 
     const response = await api(`/v1/tasks/${taskId}/webhooks/redeliver`, key, { method: "POST" });
     expect(response.status).toBe(202);
@@ -144,7 +144,7 @@ describe("POST /v1/webhook-secret/rotate", () => {
     const rotated = await (await api("/v1/webhook-secret/rotate", user.key, { method: "POST" })).json<{ secret: string; previous_valid_until: string }>();
     expect(Date.parse(rotated.previous_valid_until) - Date.now()).toBeGreaterThan(23.9 * 3600_000);
 
-    await deliver(message(taskId));
+    await deliver(await handover(taskId));
     const [request] = await received(name);
     expect(request!.headers["webhook-signature"]!.split(" ")).toHaveLength(2);
     for (const secret of [old!, rotated.secret]) expect(() => new Webhook(secret).verify(request!.body, request!.headers)).not.toThrow();

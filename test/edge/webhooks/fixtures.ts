@@ -1,8 +1,9 @@
 import { env } from "cloudflare:test";
-import { insertTask, markFinished } from "../../../edge/tasks/repository";
+import { findTaskById, insertTask, markFinished } from "../../../edge/tasks/repository";
 import { listDeliveries } from "../../../edge/webhooks/deliveries";
 import { deliverOnce } from "../../../edge/webhooks/deliver";
-import type { WebhookDelivery, WebhookMessage } from "../../../shared/schemas/webhooks";
+import type { WebhookDelivery, WebhookHandover } from "../../../shared/schemas/webhooks";
+import { handoverFor } from "../../../edge/webhooks/event";
 import { originUrl } from "../files/fixtures";
 import { originPaths } from "../files/origin";
 import { createUser } from "../helpers";
@@ -28,7 +29,7 @@ export async function received(name: string): Promise<ReceivedRequest[]> {
 
 /**
  * A task that has already ended, written straight to D1 (no Durable Object, so no webhook is
- * queued by itself): the consumer tests feed its message by hand.
+ * handed over by itself): the tests hand its event over by hand.
  */
 export async function endedTask(webhookUrl: string | null, status: "completed" | "failed" = "failed", user?: { userId: string; key: string }) {
   const owner = user ?? (await createUser());
@@ -47,17 +48,21 @@ export async function endedTask(webhookUrl: string | null, status: "completed" |
   return { taskId, userId: owner.userId, key: owner.key };
 }
 
-export function message(taskId: string, overrides: Partial<WebhookMessage> = {}): WebhookMessage {
-  return { task_id: taskId, first_attempt_at: new Date().toISOString(), redelivery: false, ...overrides };
+/** The hand-over of an ended task's event, built from its D1 record as the redelivery route builds it. */
+export async function handover(taskId: string, overrides: Partial<WebhookHandover> = {}): Promise<WebhookHandover> {
+  const row = await findTaskById(env.DB, taskId);
+  const built = handoverFor(env, row!, false);
+  if (!built) throw new Error(`task ${taskId} has no end event to hand over`);
+  return { ...built, ...overrides };
 }
 
 /** One attempt, as a receiver's object makes it, for the `attempts`-th time; says whether a retry follows. */
-export async function deliver(body: unknown, attempts = 1, workerEnv: Env = env): Promise<{ retried: boolean }> {
+export async function deliver(body: WebhookHandover, attempts = 1, workerEnv: Env = env): Promise<{ retried: boolean }> {
   const { retryAfterSeconds } = await deliverOnce(workerEnv, body, attempts);
   return { retried: retryAfterSeconds !== undefined };
 }
 
-/** Polls the task's delivery log until `done` holds (deliveries made by the real queue consumer). */
+/** Polls the task's delivery log until `done` holds (deliveries made by the receivers' own objects). */
 export async function waitForDeliveries(taskId: string, done: (deliveries: WebhookDelivery[]) => boolean, timeoutMs = 10_000): Promise<WebhookDelivery[]> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

@@ -16,12 +16,12 @@ describe("the webhook retry schedule", () => {
     expect(retryDelaySeconds(2, schedule, () => 0.999_999)).toBe(36);
   });
 
-  it("never asks Queues for more than its 12 h maximum delay, nor less than 1 s", () => {
+  it("never waits more than 12 h between attempts, nor less than 1 s", () => {
     expect(retryDelaySeconds(1, [50_000], () => 0.999)).toBe(43_200);
     expect(retryDelaySeconds(1, [1], () => 0)).toBe(1);
   });
 
-  it("keeps retrying for at least 24 h, within the attempts Queues allows, even with the shortest jitter", () => {
+  it("keeps retrying for at least 24 h, within its bound on attempts, even with the shortest jitter", () => {
     let elapsed = 0;
     let attempt = 1;
     const start = Date.now();
