@@ -1,4 +1,4 @@
-import { OpenAPIHono } from "@hono/zod-openapi";
+import { OpenAPIHono, createRoute, type z } from "@hono/zod-openapi";
 import type { Hono } from "hono";
 import { AppError, ProblemSchema } from "../../shared/errors";
 import type { AuthVariables } from "./auth";
@@ -34,4 +34,13 @@ export const bearerSecurity = [{ bearerAuth: [] }];
  */
 export function mountAll(app: OpenAPIHono<AppEnv>, subApps: Hono<any, any, any>[]): void {
   for (const subApp of subApps) app.route("/", subApp);
+}
+
+/** `GET path` with an API key: one page of the caller's resources, chosen by `query` and answered as `page`. */
+export function pageRoute<Path extends string, Query extends z.ZodObject, Page extends z.ZodType>(spec: { path: Path; tag: string; summary: string; description: string; query: Query; page: Page }) {
+  return createRoute({
+    method: "get", path: spec.path, tags: [spec.tag], summary: spec.summary, security: bearerSecurity,
+    request: { query: spec.query },
+    responses: { 200: { description: spec.description, content: { "application/json": { schema: spec.page } } }, ...problemResponses },
+  });
 }

@@ -1,10 +1,10 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { AppError } from "../../shared/errors";
 import { purgeCached } from "../files/cdn-cache";
 import { FileListSchema, ListFilesQuerySchema } from "../../shared/schemas/files";
 import { deleteFile, findFile, listFiles, toUploadRecord } from "../files/records";
 import { requireApiKey } from "../lib/auth";
-import { bearerSecurity, createApp, problemResponses } from "../lib/openapi";
+import { bearerSecurity, createApp, pageRoute, problemResponses } from "../lib/openapi";
 
 const PREFIX = "/api/files/";
 
@@ -15,11 +15,7 @@ files.use("/api/files", requireApiKey);
 files.use(`${PREFIX}*`, requireApiKey);
 
 files.openapi(
-  createRoute({
-    method: "get", path: "/api/files", tags: ["Storage"], summary: "Your unexpired uploads and task outputs, newest first", security: bearerSecurity,
-    request: { query: ListFilesQuerySchema },
-    responses: { 200: { description: "A page of files", content: { "application/json": { schema: FileListSchema } } }, ...problemResponses },
-  }),
+  pageRoute({ path: "/api/files", tag: "Storage", summary: "Your unexpired uploads and task outputs, newest first", description: "A page of files", query: ListFilesQuerySchema, page: FileListSchema }),
   async (c) => {
     const { total, rows } = await listFiles(c.env.DB, c.get("userId"), c.req.valid("query"));
     return c.json({ total, files: rows.map((row) => ({ ...toUploadRecord(c.env, row), filename: row.original_name, created_at: row.created_at })) }, 200);

@@ -7,7 +7,7 @@ import { startOfUtcDay } from "../accounts/usage";
 import { allowAnonymousTaskRead, requireApiKey } from "../lib/auth";
 import { config } from "../lib/config";
 import { idempotency } from "../lib/idempotency";
-import { bearerSecurity, createApp, problemResponses } from "../lib/openapi";
+import { bearerSecurity, createApp, pageRoute, problemResponses } from "../lib/openapi";
 import { presentTask } from "../tasks/present";
 import { findTaskById, insertTask, listTasks, processedSecondsStatement, requireOwnTask } from "../tasks/repository";
 import { isFinal } from "../tasks/state";
@@ -72,11 +72,7 @@ tasks.openapi(
 );
 
 tasks.openapi(
-  createRoute({
-    method: "get", path: "/v1/tasks", tags: ["Tasks"], summary: "The caller's tasks, newest first", security: bearerSecurity,
-    request: { query: ListTasksQuerySchema },
-    responses: { 200: { description: "A page of tasks", content: { "application/json": { schema: TaskListSchema } } }, ...problemResponses },
-  }),
+  pageRoute({ path: "/v1/tasks", tag: "Tasks", summary: "The caller's tasks, newest first", description: "A page of tasks", query: ListTasksQuerySchema, page: TaskListSchema }),
   async (c) => {
     const query = c.req.valid("query");
     const { total, rows } = await listTasks(c.env.DB, c.get("userId"), query);
