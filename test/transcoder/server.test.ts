@@ -3,8 +3,7 @@ import { mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Clips, makeClips } from "./helpers/media";
-import { type EdgeStub, type MediaServer, serveFile, startEdgeStub, startMediaServer } from "./helpers/servers";
+import { useJobInputs } from "./helpers/job-world";
 import { SECRET, findFfmpeg, groupAlive, jobFor, processRunning, slowCommand, waitUntil } from "./helpers/transcoder";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
@@ -37,20 +36,12 @@ describe("transcoder/server.ts", () => {
   });
 
   describe("with a job running", () => {
-    let clips: Clips;
-    let media: MediaServer;
-    let edge: EdgeStub;
+    const inputs = useJobInputs();
     let workRoot: string;
     beforeAll(async () => {
-      clips = await makeClips();
-      media = await startMediaServer({ "/long.mp4": serveFile(clips.long, "video/mp4") });
-      edge = await startEdgeStub();
       workRoot = await mkdtemp(path.join(os.tmpdir(), "ffedge-server-"));
     });
     afterAll(async () => {
-      await edge?.close();
-      await media?.close();
-      await clips?.remove();
       await rm(workRoot, { recursive: true, force: true });
     });
 
@@ -68,7 +59,7 @@ describe("transcoder/server.ts", () => {
         base = /"msg":"Server listening at (http:\/\/127\.0\.0\.1:\d+)"/.exec(server.output())?.[1] ?? "";
         return base !== "";
       }, 20_000);
-      const job = jobFor(edge, slowCommand(media.url("/long.mp4")));
+      const job = jobFor(inputs.edge, slowCommand(inputs.media.url("/long.mp4")));
       const accepted = await fetch(`${base}/jobs`, { method: "POST", headers: { authorization: `Bearer ${SECRET}`, "content-type": "application/json" }, body: JSON.stringify(job) });
       expect(accepted.status).toBe(202);
       let ffmpegPid: number | undefined;
@@ -88,7 +79,7 @@ describe("transcoder/server.ts", () => {
       const restarted = await serverWithSlowJob();
       expect(await jobFolders()).toHaveLength(1);
       expect((await readdir(workRoot)).filter((entry) => entry.startsWith(".root@"))).toHaveLength(1);
-      const again = await fetch(`${restarted.base}/jobs`, { method: "POST", headers: { authorization: `Bearer ${SECRET}`, "content-type": "application/json" }, body: JSON.stringify(jobFor(edge, slowCommand(media.url("/long.mp4")), { task_id: taskId })) });
+      const again = await fetch(`${restarted.base}/jobs`, { method: "POST", headers: { authorization: `Bearer ${SECRET}`, "content-type": "application/json" }, body: JSON.stringify(jobFor(inputs.edge, slowCommand(inputs.media.url("/long.mp4")), { task_id: taskId })) });
       expect(again.status).toBe(202);
       restarted.server.child.kill("SIGKILL");
       await restarted.server.exited;
@@ -102,11 +93,11 @@ describe("transcoder/server.ts", () => {
 
       server.child.kill("SIGTERM");
       await new Promise((resolve) => setTimeout(resolve, 200));
-      const refused = await fetch(`${base}/jobs`, { method: "POST", headers: { authorization: `Bearer ${SECRET}`, "content-type": "application/json" }, body: JSON.stringify(jobFor(edge, "ffmpeg -i https://example.com/a.mp4 out.mp4")) });
+      const refused = await fetch(`${base}/jobs`, { method: "POST", headers: { authorization: `Bearer ${SECRET}`, "content-type": "application/json" }, body: JSON.stringify(jobFor(inputs.edge, "ffmpeg -i https://example.com/a.mp4 out.mp4")) });
       expect(refused.status).toBe(503);
       expect(await server.exited).toBe(0);
       expect(groupAlive(ffmpegPid)).toBe(false);
-      expect(edge.events(taskId).at(-1)).toMatchObject({ type: "failed", error_code: "INTERNAL", error: expect.stringContaining("shut down") });
+      expect(inputs.edge.events(taskId).at(-1)).toMatchObject({ type: "failed", error_code: "INTERNAL", error: expect.stringContaining("shut down") });
       expect(await readdir(workRoot)).toEqual([]);
     });
   });

@@ -3,32 +3,51 @@ import { type Clips, makeClips } from "./media";
 import { type EdgeStub, type Handler, type MediaServer, serveFile, startEdgeStub, startMediaServer } from "./servers";
 import { type TestTranscoder, startTranscoder } from "./transcoder";
 
-/** What a job test runs against: the test clips, a media server for its inputs, a stub of the edge and a real transcoder. */
-export interface JobWorld {
+/** What a job needs around a transcoder: the test clips, a media server for its inputs and a stub of the edge. */
+export interface JobInputs {
   clips: Clips;
   media: MediaServer;
   edge: EdgeStub;
+}
+
+/** JobInputs and a real transcoder in this process. */
+export interface JobWorld extends JobInputs {
   transcoder: TestTranscoder;
 }
 
+interface InputOptions {
+  /** Served beside `/clip.mp4` and `/long.mp4`. */
+  routes?: (clips: Clips) => Record<string, Handler>;
+}
+
 /**
- * Starts a JobWorld before the file's tests and stops it after them. The media server serves
- * `/clip.mp4` and `/long.mp4` plus `routes`; the transcoder runs with `env`. The fields are set
- * once the file's beforeAll hooks have run, so read them inside tests, never at the top level.
+ * Starts JobInputs before the file's (or the describe block's) tests and stops them after.
+ * The fields are set once the beforeAll hooks have run, so read them inside tests, never at the
+ * top level.
  */
-export function useJobWorld(options: { routes?: (clips: Clips) => Record<string, Handler>; env?: Record<string, string> } = {}): JobWorld {
-  const world = {} as JobWorld;
+export function useJobInputs(options: InputOptions = {}): JobInputs {
+  const inputs = {} as JobInputs;
   beforeAll(async () => {
-    world.clips = await makeClips();
-    world.media = await startMediaServer({ "/clip.mp4": serveFile(world.clips.clip, "video/mp4"), "/long.mp4": serveFile(world.clips.long, "video/mp4"), ...options.routes?.(world.clips) });
-    world.edge = await startEdgeStub();
+    inputs.clips = await makeClips();
+    inputs.media = await startMediaServer({ "/clip.mp4": serveFile(inputs.clips.clip, "video/mp4"), "/long.mp4": serveFile(inputs.clips.long, "video/mp4"), ...options.routes?.(inputs.clips) });
+    inputs.edge = await startEdgeStub();
+  });
+  afterAll(async () => {
+    await inputs.edge?.close();
+    await inputs.media?.close();
+    await inputs.clips?.remove();
+  });
+  return inputs;
+}
+
+/** useJobInputs plus a transcoder started with `env` (after hooks run in reverse: it stops first). */
+export function useJobWorld(options: InputOptions & { env?: Record<string, string> } = {}): JobWorld {
+  const world = useJobInputs(options) as JobWorld;
+  beforeAll(async () => {
     world.transcoder = await startTranscoder(options.env);
   });
   afterAll(async () => {
     await world.transcoder?.close();
-    await world.edge?.close();
-    await world.media?.close();
-    await world.clips?.remove();
   });
   return world;
 }

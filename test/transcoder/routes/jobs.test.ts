@@ -1,23 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Clips, makeClips } from "../helpers/media";
-import { type EdgeStub, type MediaServer, serveFile, startEdgeStub, startMediaServer } from "../helpers/servers";
+import { useJobInputs } from "../helpers/job-world";
 import { SECRET, type TestTranscoder, groupAlive, jobFor, postJob, slowCommand, startTranscoder, waitUntil } from "../helpers/transcoder";
 
-let clips: Clips;
-let media: MediaServer;
-let edge: EdgeStub;
-
-beforeAll(async () => {
-  clips = await makeClips();
-  media = await startMediaServer({ "/clip.mp4": serveFile(clips.clip, "video/mp4"), "/long.mp4": serveFile(clips.long, "video/mp4") });
-  edge = await startEdgeStub();
-});
-
-afterAll(async () => {
-  await edge?.close();
-  await media?.close();
-  await clips?.remove();
-});
+const inputs = useJobInputs();
 
 function expectProblem(response: { statusCode: number; headers: Record<string, unknown>; json(): Record<string, unknown> }, status: number, code: string): void {
   expect(response.statusCode).toBe(status);
@@ -37,13 +22,13 @@ describe("POST /jobs", () => {
     ["a Basic scheme", `Basic ${Buffer.from(`x:${SECRET}`).toString("base64")}`],
     ["the secret with a suffix", `Bearer ${SECRET}x`],
   ])("answers 401 problem details for %s", async (_name, authorization) => {
-    const response = await transcoder.app.inject({ method: "POST", url: "/jobs", headers: authorization ? { authorization } : {}, payload: jobFor(edge, "ffmpeg -i https://example.com/a.mp4 out.mp4") });
+    const response = await transcoder.app.inject({ method: "POST", url: "/jobs", headers: authorization ? { authorization } : {}, payload: jobFor(inputs.edge, "ffmpeg -i https://example.com/a.mp4 out.mp4") });
     expectProblem(response, 401, "UNAUTHORIZED");
     expect(response.headers["www-authenticate"]).toMatch(/^Bearer/);
   });
 
   it("answers 400 VALIDATION_FAILED for a body that is not a job", async () => {
-    const response = await postJob(transcoder.app, { ...jobFor(edge, "ffmpeg -i https://example.com/a.mp4 out.mp4"), task_id: "../etc", timeout_seconds: -1 });
+    const response = await postJob(transcoder.app, { ...jobFor(inputs.edge, "ffmpeg -i https://example.com/a.mp4 out.mp4"), task_id: "../etc", timeout_seconds: -1 });
     expectProblem(response, 400, "VALIDATION_FAILED");
     expect(response.json().errors.map((error: { path: string }) => error.path).sort()).toEqual(["task_id", "timeout_seconds"]);
   });
@@ -56,28 +41,28 @@ describe("POST /jobs", () => {
   });
 
   it("accepts a task once: a redelivery answers 409 while it runs and after it finished, and ffmpeg runs once", async () => {
-    const job = jobFor(edge, `ffmpeg -i ${media.url("/clip.mp4")} -t 1 out.mp4`);
-    const hitsBefore = media.hits.filter((hit) => hit === "/clip.mp4").length;
+    const job = jobFor(inputs.edge, `ffmpeg -i ${inputs.media.url("/clip.mp4")} -t 1 out.mp4`);
+    const hitsBefore = inputs.media.hits.filter((hit) => hit === "/clip.mp4").length;
     expect((await postJob(transcoder.app, job)).statusCode).toBe(202);
     expectProblem(await postJob(transcoder.app, job), 409, "TASK_NOT_RUNNABLE");
-    await edge.waitForTerminal(job.task_id);
+    await inputs.edge.waitForTerminal(job.task_id);
     await waitUntil(() => transcoder.app.jobs.running === 0);
     expectProblem(await postJob(transcoder.app, job), 409, "TASK_NOT_RUNNABLE");
-    expect(edge.events(job.task_id).filter((event) => event.type === "started")).toHaveLength(1);
-    expect(edge.events(job.task_id).filter((event) => event.type === "completed")).toHaveLength(1);
-    expect(media.hits.filter((hit) => hit === "/clip.mp4").length - hitsBefore).toBe(1);
+    expect(inputs.edge.events(job.task_id).filter((event) => event.type === "started")).toHaveLength(1);
+    expect(inputs.edge.events(job.task_id).filter((event) => event.type === "completed")).toHaveLength(1);
+    expect(inputs.media.hits.filter((hit) => hit === "/clip.mp4").length - hitsBefore).toBe(1);
   });
 
   it("answers 503 TRANSCODER_BUSY with Retry-After when every slot is taken, and logs no error for it", async () => {
-    const running = jobFor(edge, slowCommand(media.url("/long.mp4")));
+    const running = jobFor(inputs.edge, slowCommand(inputs.media.url("/long.mp4")));
     expect((await postJob(transcoder.app, running)).statusCode).toBe(202);
-    const response = await postJob(transcoder.app, jobFor(edge, `ffmpeg -i ${media.url("/clip.mp4")} out.mp4`));
+    const response = await postJob(transcoder.app, jobFor(inputs.edge, `ffmpeg -i ${inputs.media.url("/clip.mp4")} out.mp4`));
     expectProblem(response, 503, "TRANSCODER_BUSY");
     expect(Number(response.headers["retry-after"])).toBeGreaterThan(0);
     const errors = transcoder.logs.map((line) => JSON.parse(line) as { level: number; msg?: string }).filter((entry) => entry.level >= 50);
     expect(errors).toEqual([]);
     await transcoder.app.inject({ method: "DELETE", url: `/jobs/${running.task_id}`, headers: { authorization: `Bearer ${SECRET}` } });
-    await edge.waitForTerminal(running.task_id);
+    await inputs.edge.waitForTerminal(running.task_id);
   });
 });
 
@@ -87,13 +72,13 @@ describe("GET /jobs/:task_id", () => {
   afterAll(async () => transcoder?.close());
 
   it("answers 200 while the job runs here and 404 once it is gone, so the edge can tell a lost run", async () => {
-    const job = jobFor(edge, slowCommand(media.url("/long.mp4")));
+    const job = jobFor(inputs.edge, slowCommand(inputs.media.url("/long.mp4")));
     await postJob(transcoder.app, job);
     const running = await transcoder.app.inject({ method: "GET", url: `/jobs/${job.task_id}`, headers: { authorization: `Bearer ${SECRET}` } });
     expect(running.statusCode).toBe(200);
     expect(running.json()).toEqual({ running: true });
     await transcoder.app.inject({ method: "DELETE", url: `/jobs/${job.task_id}`, headers: { authorization: `Bearer ${SECRET}` } });
-    await edge.waitForTerminal(job.task_id, 5_000);
+    await inputs.edge.waitForTerminal(job.task_id, 5_000);
     await waitUntil(() => transcoder.app.jobs.get(job.task_id) === undefined);
     expectProblem(await transcoder.app.inject({ method: "GET", url: `/jobs/${job.task_id}`, headers: { authorization: `Bearer ${SECRET}` } }), 404, "NOT_FOUND");
   });
@@ -109,7 +94,7 @@ describe("DELETE /jobs/:task_id", () => {
   afterAll(async () => transcoder?.close());
 
   it("cancels a running job: ffmpeg's process group is gone within 2 s and the job fails CANCELED", async () => {
-    const job = jobFor(edge, slowCommand(media.url("/long.mp4")));
+    const job = jobFor(inputs.edge, slowCommand(inputs.media.url("/long.mp4")));
     await postJob(transcoder.app, job);
     let pid: number | undefined;
     await waitUntil(() => (pid = transcoder.app.jobs.get(job.task_id)?.ffmpegPid) !== undefined);
@@ -119,10 +104,10 @@ describe("DELETE /jobs/:task_id", () => {
     expect(response.statusCode).toBe(202);
     expect(response.json()).toEqual({ canceled: true });
     expect(groupAlive(pid!)).toBe(false);
-    const terminal = await edge.waitForTerminal(job.task_id, 2_000);
+    const terminal = await inputs.edge.waitForTerminal(job.task_id, 2_000);
     expect(Date.now() - asked).toBeLessThan(2_000);
     expect(terminal).toMatchObject({ type: "failed", error_code: "CANCELED" });
-    expect(edge.uploadRequests(job.task_id)).toEqual([]);
+    expect(inputs.edge.uploadRequests(job.task_id)).toEqual([]);
     expect(await transcoder.leftovers()).toEqual([]);
   });
 
@@ -151,12 +136,12 @@ describe("shutting down", () => {
   it("refuses new jobs with 503, stops running ones after the grace period and reports them failed", async () => {
     const transcoder = await startTranscoder();
     try {
-      const job = jobFor(edge, slowCommand(media.url("/long.mp4")));
+      const job = jobFor(inputs.edge, slowCommand(inputs.media.url("/long.mp4")));
       await postJob(transcoder.app, job);
       let pid: number | undefined;
       await waitUntil(() => (pid = transcoder.app.jobs.get(job.task_id)?.ffmpegPid) !== undefined);
       const stopped = transcoder.app.jobs.shutdown(300);
-      const refused = await postJob(transcoder.app, jobFor(edge, `ffmpeg -i ${media.url("/clip.mp4")} out.mp4`));
+      const refused = await postJob(transcoder.app, jobFor(inputs.edge, `ffmpeg -i ${inputs.media.url("/clip.mp4")} out.mp4`));
       expectProblem(refused, 503, "TRANSCODER_BUSY");
       expect(refused.headers["retry-after"]).toBeDefined();
       const health = await transcoder.app.inject({ method: "GET", url: "/health" });
@@ -164,7 +149,7 @@ describe("shutting down", () => {
       expect(health.json()).toMatchObject({ status: "draining", running: 1 });
       await stopped;
       expect(groupAlive(pid!)).toBe(false);
-      expect(edge.events(job.task_id).at(-1)).toMatchObject({ type: "failed", error_code: "INTERNAL", error: expect.stringContaining("shut down") });
+      expect(inputs.edge.events(job.task_id).at(-1)).toMatchObject({ type: "failed", error_code: "INTERNAL", error: expect.stringContaining("shut down") });
       expect(await transcoder.leftovers()).toEqual([]);
     } finally {
       await transcoder.close();
