@@ -1,4 +1,19 @@
 /** The import rules of the tree, checked by test/structure/imports.test.ts. */
+
+const exactly = (file) => `^${file.replace(/[.]/g, "[.]")}$`;
+
+/**
+ * A layer rule: nothing under `from` imports anything under `to`, except each known exception
+ * [file, the one module it may import], which may import that module and nothing else in `to`.
+ */
+function forbidUpward({ name, comment, from, to, knownExceptions }) {
+  const exceptionFiles = knownExceptions.map(([file]) => exactly(file));
+  return [
+    { name, comment, severity: "error", from: { path: from, pathNot: exceptionFiles }, to: { path: to } },
+    ...knownExceptions.map(([file, allowed]) => ({ name, comment: `${file} may import ${allowed} alone.`, severity: "error", from: { path: exactly(file) }, to: { path: to, pathNot: exactly(allowed) } })),
+  ];
+}
+
 module.exports = {
   forbidden: [
     {
@@ -29,37 +44,23 @@ module.exports = {
       from: { path: "^edge/" },
       to: { path: "(^|node_modules/)(fastify|@fastify/[^/]+)(/|$)", reachable: true },
     },
-    {
+    ...forbidUpward({
       name: "lib-imports-no-domain",
       comment:
         "edge/lib/ is the ground floor of the Worker (config, auth, problem details, platform helpers): routes and the domain build on it, never the reverse.",
-      severity: "error",
-      // Known exception, engineer C's to remove: edge/lib/stubs.ts types the task object's RPC answers with edge/tasks/state.ts.
-      from: { path: "^edge/lib/", pathNot: "^edge/lib/stubs[.]ts$" },
-      to: { path: "^edge/(accounts|tasks|files|dispatch|webhooks|queue|routes|console)/" },
-    },
-    {
-      name: "lib-imports-no-domain",
-      comment: "The one known exception above: edge/lib/stubs.ts may import edge/tasks/state.ts, and nothing else of the domain.",
-      severity: "error",
-      from: { path: "^edge/lib/stubs[.]ts$" },
-      to: { path: "^edge/(accounts|tasks|files|dispatch|webhooks|queue|routes|console)/", pathNot: "^edge/tasks/state[.]ts$" },
-    },
-    {
+      from: "^edge/lib/",
+      to: "^edge/(accounts|tasks|files|dispatch|webhooks|queue|routes|console)/",
+      // Engineer C's to remove: the stubs type the task object's RPC answers with its state module.
+      knownExceptions: [["edge/lib/stubs.ts", "edge/tasks/state.ts"]],
+    }),
+    ...forbidUpward({
       name: "domain-imports-no-routes",
       comment: "Routes (edge/routes/, the console) call the domain (tasks, files, accounts, dispatch, webhooks, queue); the domain never reaches back up into a route module.",
-      severity: "error",
-      // Known exception, engineer C's to remove: the transcoder container serves edge/routes/internal.ts to its outbound requests.
-      from: { path: "^edge/(accounts|tasks|files|dispatch|webhooks|queue)/", pathNot: "^edge/dispatch/transcoder-container[.]ts$" },
-      to: { path: "^edge/(routes|console)/" },
-    },
-    {
-      name: "domain-imports-no-routes",
-      comment: "The one known exception above: edge/dispatch/transcoder-container.ts may import edge/routes/internal.ts, and no other route.",
-      severity: "error",
-      from: { path: "^edge/dispatch/transcoder-container[.]ts$" },
-      to: { path: "^edge/(routes|console)/", pathNot: "^edge/routes/internal[.]ts$" },
-    },
+      from: "^edge/(accounts|tasks|files|dispatch|webhooks|queue)/",
+      to: "^edge/(routes|console)/",
+      // Engineer C's to remove: the transcoder container serves the internal routes to its outbound requests.
+      knownExceptions: [["edge/dispatch/transcoder-container.ts", "edge/routes/internal.ts"]],
+    }),
   ],
   options: {
     doNotFollow: { path: "node_modules" },
