@@ -9,8 +9,12 @@ export interface JobSpec {
   webhook_url: string | null;
 }
 
-/** The job handed to a transcoder for run `run` of the task. */
-export async function jobFor(env: Env, taskId: string, spec: JobSpec, run: number): Promise<TranscodeJob> {
+/**
+ * The job handed to a transcoder for run `run` of the task. The owner `userId` goes into the
+ * callback token, so the callbacks (edge/routes/internal.ts) find the task's R2 keys without a
+ * D1 read.
+ */
+export async function jobFor(env: Env, taskId: string, spec: JobSpec, run: number, userId?: string): Promise<TranscodeJob> {
   const settings = config(env);
   const ttl = settings.taskTimeoutSeconds + 3600;
   return {
@@ -19,7 +23,7 @@ export async function jobFor(env: Env, taskId: string, spec: JobSpec, run: numbe
     with_metadata: spec.with_metadata,
     callback_url: `${settings.edgeUrl}/internal/tasks/${taskId}`,
     // The run number goes into the token: a lost run that comes back cannot report on its successor.
-    callback_token: await signToken(env.SIGNING_SECRET, "callback", { t: taskId, r: run }, ttl),
+    callback_token: await signToken(env.SIGNING_SECRET, "callback", { t: taskId, r: run, ...(userId ? { u: userId } : {}) }, ttl),
     timeout_seconds: settings.taskTimeoutSeconds,
   };
 }

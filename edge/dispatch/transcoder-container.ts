@@ -77,12 +77,12 @@ edgeCalls.route("/", internal);
 edgeCalls.notFound((c) => problemResponse(new AppError("NOT_FOUND", `There is no route ${c.req.method} ${c.req.path}.`)));
 edgeCalls.onError(onError);
 
-const TASK_CALL = /^\/internal\/tasks\/([A-Za-z0-9_-]+)\/(?:events|outputs|log)$/;
+const TASK_CALL = /^\/internal\/tasks\/([A-Za-z0-9_-]+)\/(?:events|outputs)$/;
 const OBJECT_PUT = /^\/internal\/objects\/([^/]+)$/;
 
 /**
- * A call from the container to CONTAINER_EDGE_HOST: reports, upload grants, the log and the
- * output uploads themselves, which stream into R2 here with no request-body limit (they never
+ * A call from the container to CONTAINER_EDGE_HOST: reports (the last one with ffmpeg's log),
+ * upload grants and the output uploads themselves, which stream into R2 here with no request-body limit (they never
  * cross Cloudflare's front door). Each container may call only for its own task; the per-task
  * callback token is checked as for any transcoder.
  */

@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import { bearerToken } from "../../shared/bearer";
 import { CONTAINER_EDGE_HOST } from "../../shared/egress";
 import { AppError } from "../../shared/errors";
-import { JobEventSchema, OutputUploadRequestSchema } from "../../shared/schemas/jobs";
+import { JOB_LOG_MAX_BYTES, type JobEvent, JobEventSchema, OutputUploadRequestSchema } from "../../shared/schemas/jobs";
 import { essence } from "../files/content-type";
 import { ingestUpload } from "../files/ingest";
 import { presignR2Put } from "../files/presign";
@@ -23,25 +23,51 @@ type Grant = { k: string; u: string; t: string; s: number; ct: string };
  * Callbacks from transcoders, authenticated by the per-task token the edge put in the job.
  * A token for one task cannot report on or store files for another.
  */
-export const internal = new Hono<{ Bindings: Env; Variables: { taskId: string; run: number } }>();
+export const internal = new Hono<{ Bindings: Env; Variables: { taskId: string; run: number; userId: string | undefined } }>();
 
 internal.use("/internal/tasks/:task_id/*", async (c, next) => {
   const token = bearerToken(c.req.header("authorization"));
   if (!token) throw new AppError("UNAUTHORIZED", "A task callback token is required.");
-  const grant = await verifyToken<{ t: string; r?: number }>(c.env.SIGNING_SECRET, "callback", token).catch(() => {
+  // `u`, the task's owner, spares the callbacks a D1 read (edge/dispatch/job.ts).
+  const grant = await verifyToken<{ t: string; r?: number; u?: string }>(c.env.SIGNING_SECRET, "callback", token).catch(() => {
     throw new AppError("UNAUTHORIZED", "The task callback token is not valid.");
   });
   if (grant.t !== c.req.param("task_id")) throw new AppError("UNAUTHORIZED", "The task callback token is for another task.");
   c.set("taskId", grant.t);
   c.set("run", grant.r ?? 0);
+  c.set("userId", grant.u);
   await next();
 });
 
+/** The task's owner: from the token, or from D1 for a token signed before owners went into it. */
+async function ownerOf(env: Env, taskId: string, fromToken: string | undefined): Promise<string> {
+  if (fromToken) return fromToken;
+  const task = await findTaskById(env.DB, taskId);
+  if (!task) throw new AppError("NOT_FOUND", "No such task.");
+  return task.user_id;
+}
+
 internal.post("/internal/tasks/:task_id/events", async (c) => {
-  const event = JobEventSchema.safeParse(await c.req.json().catch(() => undefined));
-  if (!event.success) throw new AppError("VALIDATION_FAILED", `Invalid report: ${event.error.issues.map((issue) => issue.message).join("; ")}.`);
-  return c.json(await taskStub(c.env, c.get("taskId")).report(event.data, c.get("run")));
+  const parsed = JobEventSchema.safeParse(await c.req.json().catch(() => undefined));
+  if (!parsed.success) throw new AppError("VALIDATION_FAILED", `Invalid report: ${parsed.error.issues.map((issue) => issue.message).join("; ")}.`);
+  const taskId = c.get("taskId");
+  let event: JobEvent = parsed.data;
+  if ((event.type === "completed" || event.type === "failed") && event.log !== undefined) {
+    // Stored before the end is recorded, so the log is there as soon as the task shows as ended;
+    // the task's object keeps the report without it.
+    await storeLog(c.env, await ownerOf(c.env, taskId, c.get("userId")), taskId, event.log);
+    event = { ...event, log: undefined };
+  }
+  return c.json(await taskStub(c.env, taskId).report(event, c.get("run")));
 });
+
+/** ffmpeg's stderr of the task, capped; kept as long as the task. */
+async function storeLog(env: Env, userId: string, taskId: string, text: string): Promise<void> {
+  const bytes = new TextEncoder().encode(text);
+  // Keep the end: that is where ffmpeg says what went wrong.
+  const kept = bytes.byteLength > JOB_LOG_MAX_BYTES ? bytes.subarray(bytes.byteLength - JOB_LOG_MAX_BYTES) : bytes;
+  await env.FILES.put(logKey(userId, taskId), kept, { httpMetadata: { contentType: "text/plain; charset=utf-8" } });
+}
 
 internal.post("/internal/tasks/:task_id/outputs", async (c) => {
   const request = OutputUploadRequestSchema.safeParse(await c.req.json().catch(() => undefined));
@@ -67,19 +93,6 @@ internal.post("/internal/tasks/:task_id/outputs", async (c) => {
   const token = await signToken(c.env.SIGNING_SECRET, "output", { k: key, u: task.user_id, t: task.id, s: size, ct: contentType } satisfies Grant, OUTPUT_URL_TTL_SECONDS);
   const base = inContainer ? `https://${CONTAINER_EDGE_HOST}` : config(c.env).edgeUrl;
   return c.json({ upload_url: `${base}/internal/objects/${token}`, key });
-});
-
-/** ffmpeg's stderr of the task, capped; kept as long as the task. */
-const MAX_LOG_BYTES = 256 * 1024;
-internal.put("/internal/tasks/:task_id/log", async (c) => {
-  const task = await findTaskById(c.env.DB, c.get("taskId"));
-  if (!task) throw new AppError("NOT_FOUND", "No such task.");
-  const text = await c.req.text();
-  const bytes = new TextEncoder().encode(text);
-  // Keep the end: that is where ffmpeg says what went wrong.
-  const kept = bytes.byteLength > MAX_LOG_BYTES ? bytes.subarray(bytes.byteLength - MAX_LOG_BYTES) : bytes;
-  await c.env.FILES.put(logKey(task.user_id, task.id), kept, { httpMetadata: { contentType: "text/plain; charset=utf-8" } });
-  return c.body(null, 204);
 });
 
 // The local stand-in for a presigned R2 PUT of one output object.

@@ -25,6 +25,13 @@ export type TranscodeJob = z.infer<typeof TranscodeJobSchema>;
  * of one job run, so the task's Durable Object can drop duplicates and stale reports.
  */
 const base = { seq: z.number().int().nonnegative() };
+/**
+ * ffmpeg's stderr kept for `GET /v1/tasks/{id}/logs`: its last 256 KiB, which is where ffmpeg
+ * says what went wrong. It rides on the terminal report (one request, not a second one). Both
+ * sides cut it to this size; a longer one is cut by the edge, never refused with the report.
+ */
+export const JOB_LOG_MAX_BYTES = 256 * 1024;
+const log = z.string().optional();
 export const JobEventSchema = z.discriminatedUnion("type", [
   z.object({ ...base, type: z.literal("started") }),
   z.object({
@@ -43,12 +50,14 @@ export const JobEventSchema = z.discriminatedUnion("type", [
       size: z.number().int().nonnegative(),
       metadata: z.record(z.string(), z.unknown()).optional(),
     })).min(1),
+    log,
   }),
   z.object({
     ...base,
     type: z.literal("failed"),
     error: z.string().max(8192),
     error_code: z.enum(TASK_FAILURE_CODES),
+    log,
   }),
 ]);
 export type JobEvent = z.infer<typeof JobEventSchema>;

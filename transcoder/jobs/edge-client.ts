@@ -9,9 +9,6 @@ import {
   type OutputUploadRequestSchema,
   type TranscodeJob,
 } from "../../shared/schemas/jobs";
-import { backoff, retry } from "../lib/retry";
-
-const LOG_ATTEMPTS = 3;
 
 export type EventAck = z.infer<typeof EventAckSchema>;
 export type OutputUploadGrant = z.infer<typeof OutputUploadGrantSchema>;
@@ -30,9 +27,9 @@ export class CallbackError extends Error {
 }
 
 /**
- * The job's calls back to the edge: reports, upload grants and the uploads themselves. The URLs
- * come from the edge (authenticated by TRANSCODER_SECRET), not from the user, so they are not
- * put through the input fetcher's policy.
+ * The job's calls back to the edge: reports (the terminal one carries ffmpeg's log), upload
+ * grants and the uploads themselves. The URLs come from the edge (authenticated by
+ * TRANSCODER_SECRET), not from the user, so they are not put through the input fetcher's policy.
  */
 export class EdgeClient {
   private readonly base: string;
@@ -54,25 +51,6 @@ export class EdgeClient {
     const grant = OutputUploadGrantSchema.safeParse(await this.postJson("outputs", request, signal));
     if (!grant.success) throw new CallbackError("The edge answered the upload request with something that is not a grant.", false);
     return grant.data;
-  }
-
-  /** Stores ffmpeg's stderr for the task's logs endpoint; a few tries, as it is worth having but not vital. */
-  async putLog(text: string): Promise<void> {
-    await retry(
-      async () => {
-        const response = await fetch(`${this.base}/log`, {
-          method: "PUT",
-          headers: { authorization: `Bearer ${this.token}`, "content-type": "text/plain; charset=utf-8" },
-          body: text,
-          signal: AbortSignal.timeout(this.timeoutMs),
-          redirect: "error",
-        }).catch((error: unknown) => {
-          throw new CallbackError(`log could not be reached: ${String(error)}.`, true);
-        });
-        if (!response.ok) throw new CallbackError(`log answered ${response.status}.`, isRetryable(response.status), response.status);
-      },
-      { retryable: (error, attempt) => error instanceof CallbackError && error.retryable && attempt < LOG_ATTEMPTS, delayMs: (attempt) => backoff(attempt + 1, 250, 2_000, false) },
-    );
   }
 
   /**

@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from "fastify";
 import { AppError } from "../../shared/errors";
 import { DEFAULT_LIMITS, buildArgv, checkCommand, type ParsedCommand } from "../../shared/ffmpeg/index";
-import type { TranscodeJob } from "../../shared/schemas/jobs";
+import { JOB_LOG_MAX_BYTES, type TranscodeJob } from "../../shared/schemas/jobs";
 import type { TranscoderConfig } from "../config";
 import { FORMAT_WHITELIST } from "../ffmpeg/probe";
 import { describe } from "../lib/guarded-fetch";
@@ -61,10 +61,10 @@ export class JobRun {
   /** Milliseconds spent in each phase, logged with "job finished": where a task's time goes. */
   private readonly phases: Record<string, number> = {};
   /**
-   * Storing ffmpeg's stderr (its last 256 KiB, local paths replaced) for GET /v1/tasks/{id}/logs:
-   * started as soon as ffmpeg exits, so it overlaps the output uploads.
+   * ffmpeg's stderr (its last 256 KiB, local paths replaced) for GET /v1/tasks/{id}/logs, sent
+   * with the terminal report, which the edge stores it from before it records the end.
    */
-  private logStored: Promise<void> | undefined;
+  private ffmpegLog: string | undefined;
 
   constructor(
     readonly job: TranscodeJob,
@@ -111,8 +111,7 @@ export class JobRun {
       clearTimeout(deadline);
       this.workOver.resolve();
     }
-    // Before the terminal report, so the log is there as soon as the task shows as ended.
-    if (this.logStored) await this.timed("log", () => this.logStored!);
+    if (this.ffmpegLog !== undefined) report = { ...report, log: this.ffmpegLog };
     await this.timed("report", () => this.reporter.finish(report));
     this.log.info({ outcome: report.type, error_code: report.type === "failed" ? report.error_code : undefined, phases_ms: this.phases }, "job finished");
   }
@@ -229,8 +228,7 @@ export class JobRun {
       });
       this.ffmpegPid = ffmpeg.pid;
       result = await this.timed("ffmpeg", () => ffmpeg.result);
-      const ffmpegLog = withoutLocalPaths(result.stderr, files);
-      this.logStored = this.client.putLog(ffmpegLog).catch((error: unknown) => this.log.warn({ err: error }, "could not store the ffmpeg log"));
+      this.ffmpegLog = lastBytes(withoutLocalPaths(result.stderr, files), JOB_LOG_MAX_BYTES);
     } finally {
       guard.stop();
       stopWatching();
@@ -347,6 +345,12 @@ function withoutLocalPaths(stderr: string, files: JobFiles): string {
   // Highest index first, so that ".../input-1" never eats the start of ".../input-10".
   for (let index = inputPaths.length - 1; index >= 0; index--) text = text.replaceAll(inputPaths[index]!, `input ${index + 1}`);
   return text.replaceAll(`${workspace.outDir}/`, "").replaceAll(workspace.root, ".");
+}
+
+/** The end of `text` in at most `max` UTF-8 bytes (a character cut in two becomes U+FFFD). */
+function lastBytes(text: string, max: number): string {
+  const bytes = Buffer.from(text);
+  return bytes.byteLength <= max ? text : bytes.subarray(bytes.byteLength - max).toString("utf8").slice(-max);
 }
 
 function deferred(): { promise: Promise<void>; resolve: () => void } {

@@ -53,8 +53,9 @@ describe("answerEdgeCall (the container's calls to the edge)", () => {
     const mine = await newTask();
     const theirs = await newTask();
     await expectProblem(await fromContainer(mine.containerId, `/internal/tasks/${theirs.taskId}/events`, theirs.token, json({ type: "started", seq: 0 })), 401, "UNAUTHORIZED");
-    await expectProblem(await fromContainer(mine.containerId, `/internal/tasks/${theirs.taskId}/log`, theirs.token, { method: "PUT", body: "x" }), 401, "UNAUTHORIZED");
+    await expectProblem(await fromContainer(mine.containerId, `/internal/tasks/${theirs.taskId}/events`, theirs.token, json({ type: "failed", seq: 1, error: "x", error_code: "FFMPEG_FAILED", log: "x" })), 401, "UNAUTHORIZED");
     expect(await (await api(`/v1/tasks/${theirs.taskId}`, theirs.key)).json()).toMatchObject({ status: "pending" });
+    expect((await api(`/v1/tasks/${theirs.taskId}/logs`, theirs.key)).status).toBe(404);
   });
 
   it("refuses paths outside the task callbacks and output uploads", async () => {

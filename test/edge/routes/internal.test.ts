@@ -13,20 +13,18 @@ async function newTask(): Promise<{ taskId: string; key: string; userId: string;
   const response = await postJson("/v1/tasks", key, { command: COMMAND });
   expect(response.status).toBe(201);
   const { task_id: taskId } = await response.json<{ task_id: string }>();
-  return { taskId, key, userId, token: await callbackToken(taskId) };
+  return { taskId, key, userId, token: await callbackToken(taskId, HOUR, env.SIGNING_SECRET, userId) };
 }
 
-function callbackToken(taskId: string, ttlSeconds = HOUR, secret = env.SIGNING_SECRET): Promise<string> {
-  return signToken(secret, "callback", { t: taskId }, ttlSeconds);
+/** A token as the dispatcher signs it (with the owner `u`), or without `u` as tokens signed before owners went into them. */
+function callbackToken(taskId: string, ttlSeconds = HOUR, secret = env.SIGNING_SECRET, userId?: string): Promise<string> {
+  return signToken(secret, "callback", { t: taskId, ...(userId ? { u: userId } : {}) }, ttlSeconds);
 }
 
 function callback(taskId: string, what: "events" | "outputs", token: string | undefined, body: unknown): Promise<Response> {
   return postJson(`/internal/tasks/${taskId}/${what}`, token, body);
 }
 
-function putLog(taskId: string, token: string | undefined, text: string): Promise<Response> {
-  return api(`/internal/tasks/${taskId}/log`, token, { method: "PUT", headers: { "content-type": "text/plain; charset=utf-8" }, body: text });
-}
 
 function putObject(uploadUrl: string, body: Uint8Array, contentLength = body.byteLength): Promise<Response> {
   return api(pathOf(uploadUrl), undefined, { method: "PUT", headers: { "content-length": String(contentLength) }, body });
@@ -66,7 +64,7 @@ describe("callback authentication (/internal/tasks/{id}/*)", () => {
     const theirs = await newTask();
     await expectProblem(await callback(theirs.taskId, "events", mine.token, { type: "failed", seq: 0, error: "forged", error_code: "FFMPEG_FAILED" }), 401, "UNAUTHORIZED");
     await expectProblem(await callback(theirs.taskId, "outputs", mine.token, { filename: "out.mp4", size: 3, content_type: "video/mp4" }), 401, "UNAUTHORIZED");
-    await expectProblem(await putLog(theirs.taskId, mine.token, "not yours"), 401, "UNAUTHORIZED");
+    await expectProblem(await callback(theirs.taskId, "events", mine.token, { type: "failed", seq: 0, error: "forged", error_code: "FFMPEG_FAILED", log: "not yours" }), 401, "UNAUTHORIZED");
     expect(await taskOf(theirs.taskId, theirs.key)).toMatchObject({ status: "pending" });
     expect((await api(`/v1/tasks/${theirs.taskId}/logs`, theirs.key)).status).toBe(404);
   });
@@ -218,26 +216,41 @@ describe("POST /internal/tasks/{id}/outputs and PUT /internal/objects/{token}", 
   });
 });
 
-describe("PUT /internal/tasks/{id}/log", () => {
-  it("stores ffmpeg's stderr for GET /v1/tasks/{id}/logs", async () => {
-    const { taskId, key, token } = await newTask();
-    const response = await putLog(taskId, token, "frame=  10 fps=0.0\nError: nope\n");
-    expect(response.status).toBe(204);
+describe("ffmpeg's log on the terminal report", () => {
+  it("stores the log of a completed report for GET /v1/tasks/{id}/logs, and the task keeps no log of its own", async () => {
+    const { taskId, key, userId, token } = await newTask();
+    const bytes = fakeMp4(2048);
+    const grant = await (await callback(taskId, "outputs", token, { filename: "out.mp4", size: bytes.byteLength, content_type: "video/mp4" })).json<{ upload_url: string }>();
+    expect((await putObject(grant.upload_url, bytes)).status).toBe(201);
+    const log = "frame=  10 fps=0.0\nvideo:2kB audio:0kB\n";
+    expect((await callback(taskId, "events", token, { type: "completed", seq: 0, outputs: [{ filename: "out.mp4", size: bytes.byteLength }], log })).status).toBe(200);
+    const task = await taskOf(taskId, key);
+    expect(task).toMatchObject({ status: "completed" });
+    expect(task).not.toHaveProperty("log");
     const logs = await api(`/v1/tasks/${taskId}/logs`, key);
     expect(logs.status).toBe(200);
-    expect(await logs.text()).toBe("frame=  10 fps=0.0\nError: nope\n");
+    expect(await logs.text()).toBe(log);
+    expect(await env.FILES.head(`logs/${userId}/${taskId}.log`)).not.toBeNull();
+  });
+
+  it("stores the log of a failed report, also for a token signed without the owner (found in D1)", async () => {
+    const { taskId, key } = await newTask();
+    const withoutOwner = await callbackToken(taskId);
+    const response = await callback(taskId, "events", withoutOwner, { type: "failed", seq: 0, error: "ffmpeg exited with code 1", error_code: "FFMPEG_FAILED", log: "Error: nope\n" });
+    expect(response.status).toBe(200);
+    expect(await taskOf(taskId, key)).toMatchObject({ status: "failed", error_code: "FFMPEG_FAILED" });
+    expect(await (await api(`/v1/tasks/${taskId}/logs`, key)).text()).toBe("Error: nope\n");
   });
 
   it("keeps only the last 256 KiB of a longer log", async () => {
     const { taskId, key, token } = await newTask();
-    const head = "h".repeat(1024);
     const tail = "t".repeat(256 * 1024 - 6) + "\nend.\n";
-    expect((await putLog(taskId, token, head + tail)).status).toBe(204);
+    expect((await callback(taskId, "events", token, { type: "failed", seq: 0, error: "boom", error_code: "FFMPEG_FAILED", log: "h".repeat(1024) + tail })).status).toBe(200);
     expect(await (await api(`/v1/tasks/${taskId}/logs`, key)).text()).toBe(tail);
   });
 
-  it("answers 404 for a validly signed token of a task that does not exist", async () => {
+  it("answers 404 for a validly signed token without owner of a task that does not exist, and stores nothing", async () => {
     const taskId = "tsk_doesnotexist0000000000";
-    await expectProblem(await putLog(taskId, await callbackToken(taskId), "log"), 404, "NOT_FOUND");
+    await expectProblem(await callback(taskId, "events", await callbackToken(taskId), { type: "failed", seq: 0, error: "x", error_code: "FFMPEG_FAILED", log: "log" }), 404, "NOT_FOUND");
   });
 });

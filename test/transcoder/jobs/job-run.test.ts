@@ -55,7 +55,7 @@ describe("a job", () => {
     expect(JSON.stringify(terminal)).not.toContain(world.transcoder.workRoot);
   });
 
-  it("fails with FFMPEG_FAILED and the end of ffmpeg's stderr when ffmpeg exits non-zero", async () => {
+  it("fails with FFMPEG_FAILED and the end of ffmpeg's stderr when ffmpeg exits non-zero, its whole log on the report", async () => {
     // Allowed by the policy, impossible for this input: it has no subtitle stream.
     const job = jobFor(world.edge, `ffmpeg -i ${world.media.url("/clip.mp4")} -map 0:s out.mp4`);
     await postJob(world.transcoder.app, job);
@@ -65,6 +65,9 @@ describe("a job", () => {
     expect(terminal.error.split("\n")[0]).toMatch(/^ffmpeg exited with code 1: \S/);
     expect(terminal.error).toContain("matches no streams");
     expect(terminal.error).not.toContain(world.transcoder.workRoot);
+    // ffmpeg's whole stderr rides on the terminal report, for GET /v1/tasks/{id}/logs.
+    expect(terminal.log).toContain("matches no streams");
+    expect(terminal.log).not.toContain(world.transcoder.workRoot);
     expect(world.edge.uploadRequests(job.task_id)).toEqual([]);
     expect(await world.transcoder.leftovers()).toEqual([]);
   });
