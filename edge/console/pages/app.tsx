@@ -1,5 +1,21 @@
 /** The signed-in pages: server-rendered structure that the browser script fills from /console/api. */
+import type { Child } from "hono/jsx";
 import { TASK_STATUSES } from "../../../shared/schemas/tasks";
+
+const ACTIONS = <span class="sr-only">Actions</span>;
+
+/** A table the browser script fills row by row: its column headers, and an optional caption that describes it to screen readers. */
+function ScrollTable(props: { id: string; columns: Child[]; caption?: { id: string; text: string } }) {
+  return (
+    <div class="scroll">
+      <table id={props.id} aria-describedby={props.caption?.id}>
+        {props.caption && <caption id={props.caption.id} class="sr-only">{props.caption.text}</caption>}
+        <thead><tr>{props.columns.map((column) => <th scope="col">{column}</th>)}</tr></thead>
+        <tbody></tbody>
+      </table>
+    </div>
+  );
+}
 
 export function Tasks() {
   return (
@@ -12,13 +28,7 @@ export function Tasks() {
         </select>
         <a class="button" href="/console/new">New task</a>
       </form>
-      <div class="scroll">
-        <table id="task-table" aria-describedby="task-count">
-          <caption id="task-count" class="sr-only">Your tasks</caption>
-          <thead><tr><th scope="col">Task</th><th scope="col">Command</th><th scope="col">Status</th><th scope="col">Progress</th><th scope="col">Created</th></tr></thead>
-          <tbody></tbody>
-        </table>
-      </div>
+      <ScrollTable id="task-table" caption={{ id: "task-count", text: "Your tasks" }} columns={["Task", "Command", "Status", "Progress", "Created"]} />
       <p id="task-empty" hidden>No tasks yet. <a href="/console/new">Run your first one.</a></p>
       <nav class="pager" aria-label="Pages">
         <button type="button" id="prev-page">Previous</button>
@@ -61,12 +71,7 @@ export function Task() {
         <section aria-labelledby="webhook-heading">
           <h2 id="webhook-heading">Webhook deliveries</h2>
           <p id="webhook-url"></p>
-          <div class="scroll">
-            <table id="delivery-table">
-              <thead><tr><th scope="col">Attempt</th><th scope="col">When</th><th scope="col">Answer</th><th scope="col">Latency</th><th scope="col">Error</th></tr></thead>
-              <tbody></tbody>
-            </table>
-          </div>
+          <ScrollTable id="delivery-table" columns={["Attempt", "When", "Answer", "Latency", "Error"]} />
           <p><button type="button" id="redeliver" hidden>Redeliver</button></p>
         </section>
       </div>
@@ -114,12 +119,7 @@ export function Files() {
         <progress id="upload-progress" max={100} value={0} aria-label="Upload progress" hidden></progress>
         <p id="upload-status" aria-live="polite"></p>
       </form>
-      <div class="scroll">
-        <table id="file-table">
-          <thead><tr><th scope="col">File</th><th scope="col">Size</th><th scope="col">Type</th><th scope="col">Expires in</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
-          <tbody></tbody>
-        </table>
-      </div>
+      <ScrollTable id="file-table" columns={["File", "Size", "Type", "Expires in", ACTIONS]} />
       <p id="file-empty" hidden>No files stored.</p>
     </>
   );
@@ -142,12 +142,7 @@ export function Keys() {
           <button type="button" id="copy-key">Copy</button>
         </p>
       </section>
-      <div class="scroll">
-        <table id="key-table">
-          <thead><tr><th scope="col">Name</th><th scope="col">Prefix</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
-          <tbody></tbody>
-        </table>
-      </div>
+      <ScrollTable id="key-table" columns={["Name", "Prefix", "Created", "Last used", ACTIONS]} />
     </>
   );
 }
@@ -186,12 +181,7 @@ export function Webhooks() {
       </section>
       <section aria-labelledby="deliveries-heading">
         <h2 id="deliveries-heading">Recent deliveries</h2>
-        <div class="scroll">
-          <table id="recent-deliveries">
-            <thead><tr><th scope="col">Task</th><th scope="col">Webhook URL</th><th scope="col">Attempt</th><th scope="col">When</th><th scope="col">Answer</th></tr></thead>
-            <tbody></tbody>
-          </table>
-        </div>
+        <ScrollTable id="recent-deliveries" columns={["Task", "Webhook URL", "Attempt", "When", "Answer"]} />
         <p id="deliveries-empty" hidden>None of your recent tasks has a webhook.</p>
       </section>
     </>
