@@ -7,8 +7,7 @@ import { reconcileUnfinishedTasks } from "./tasks/reconcile";
 import { sweepUndeliveredWebhooks } from "./webhooks/handover";
 
 export { ContainerProxy } from "@cloudflare/containers";
-export { AccountObject } from "./accounts/account-object";
-export { DispatchPoolObject } from "./dispatch/pool-object";
+export { DispatchLineObject } from "./dispatch/line-object";
 export { TranscoderContainer } from "./dispatch/transcoder-container";
 export { TaskObject } from "./tasks/task-object";
 export { WebhookReceiverObject } from "./webhooks/receiver-object";

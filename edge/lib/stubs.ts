@@ -8,13 +8,9 @@ export function taskStub(env: Env, taskId: string) {
   return env.TASKS.get(env.TASKS.idFromName(taskId));
 }
 
-export function accountStub(env: Env, userId: string) {
-  return env.ACCOUNTS.get(env.ACCOUNTS.idFromName(userId));
-}
-
-/** The one line for transcoder capacity. */
-export function poolStub(env: Env) {
-  return env.DISPATCH_POOL.get(env.DISPATCH_POOL.idFromName("pool"));
+/** The user's dispatch line: their running slots and the tasks waiting for one. */
+export function dispatchLineStub(env: Env, userId: string) {
+  return env.DISPATCH_LINES.get(env.DISPATCH_LINES.idFromName(userId));
 }
 
 // Task outputs carry ffprobe metadata typed `unknown`, which RPC's type mapping cannot prove

@@ -1,5 +1,5 @@
 import { type JobMessage, JobMessageSchema } from "../../shared/schemas/queue";
-import { accountStub, poolStub, taskStub } from "../lib/stubs";
+import { dispatchLineStub, taskStub } from "../lib/stubs";
 
 /**
  * How long one user's messages may take. The local Queues simulator hands the consumer one
@@ -37,15 +37,15 @@ export async function dispatchJobs(batch: MessageBatch<unknown>, env: Env): Prom
 }
 
 async function dispatchUserJobs(env: Env, userId: string, jobs: JobMessage[]): Promise<void> {
-  const account = accountStub(env, userId);
-  const granted = new Set(await account.acquire(jobs));
+  const line = dispatchLineStub(env, userId);
+  const granted = new Set(await line.acquire(jobs));
   await Promise.all(jobs.map(async (job) => {
     const task = taskStub(env, job.task_id);
     if (!granted.has(job.task_id)) return task.markWaiting();
     const result = await task.dispatch();
     // A late duplicate of an ended (or unknown) task was just given a slot it will never free.
-    if (result.kind === "skipped" && (result.reason === "final" || result.reason === "unknown")) return account.release(job.task_id);
-    if (result.kind === "busy") return poolStub(env).wait(job);
+    if (result.kind === "skipped" && (result.reason === "final" || result.reason === "unknown")) return line.release(job.task_id);
+    if (result.kind === "busy") return line.waitForCapacity(job);
   }));
 }
 

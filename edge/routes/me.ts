@@ -4,7 +4,7 @@ import { remainingSeconds, startOfUtcDay } from "../accounts/usage";
 import { requireApiKey, unauthorized } from "../lib/auth";
 import { config } from "../lib/config";
 import { bearerSecurity, createApp, problemResponses } from "../lib/openapi";
-import { accountStub } from "../lib/stubs";
+import { dispatchLineStub } from "../lib/stubs";
 import { processedSecondsStatement, tasksCreatedSinceStatement } from "../tasks/repository";
 
 /** `GET /v1/me`: FFHub's clients call it to check that a key works; it also reports usage. */
@@ -31,7 +31,7 @@ me.openapi(
     const account = user!.results[0] as { id: string; name: string; email: string | null; created_at: string } | undefined;
     if (!account) throw unauthorized();
     const value = (result: D1Result | undefined) => Number((result?.results[0] as { value: number } | undefined)?.value ?? 0);
-    const slots = await accountStub(c.env, userId).usage();
+    const slots = await dispatchLineStub(c.env, userId).usage();
     return c.json({
       user_id: account.id,
       name: account.name,

@@ -1,19 +1,18 @@
 import { dispatcherFor } from "../dispatch/dispatcher";
 import type { JobSpec } from "../dispatch/job";
-import { accountStub, poolStub } from "../lib/stubs";
+import { dispatchLineStub } from "../lib/stubs";
 import type { TaskRow } from "./repository";
 import type { LiveState } from "./state";
 
 /**
  * What follows a task's end, once the end is durable in D1 and in the task's object: its
- * slot goes to the next task in line and whatever ran it is released. (Its webhook event goes
+ * slot goes to the next task in its user's line and whatever ran it is released. (Its webhook event goes
  * from the object's outbox.) Neither can undo the end; each failure is logged and caught up
  * later (the line's alarm re-derives slots from task states).
  */
 export async function afterTaskEnded(env: Env, state: LiveState): Promise<void> {
   const effects: [string, Promise<unknown>][] = [
-    ["release the user's slot", accountStub(env, state.user_id).release(state.task_id)],
-    ["wake the dispatch line", poolStub(env).released()],
+    ["release the user's slot and wake the line", dispatchLineStub(env, state.user_id).release(state.task_id)],
     ["release the transcoder", state.dispatch_target ? dispatcherFor(env).release(state.task_id, state.dispatch_target) : Promise.resolve()],
   ];
   const results = await Promise.allSettled(effects.map(([, effect]) => effect));

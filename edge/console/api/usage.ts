@@ -4,7 +4,7 @@ import { dailyUsage } from "../../accounts/usage";
 import { requireSession } from "./guards";
 import { config } from "../../lib/config";
 import { createApp } from "../../lib/openapi";
-import { accountStub } from "../../lib/stubs";
+import { dispatchLineStub } from "../../lib/stubs";
 import { problems } from "./routes";
 
 /** Tasks and processing seconds per day, storage in use, and the limits they count against. */
@@ -19,7 +19,7 @@ usage.openapi(
     const [days, stored, slots] = await Promise.all([
       dailyUsage(c.env.DB, userId, c.req.valid("query").days),
       c.env.DB.prepare("SELECT COALESCE(SUM(size), 0) AS value FROM files WHERE user_id = ? AND expires_at > ?").bind(userId, new Date().toISOString()).first<{ value: number }>(),
-      accountStub(c.env, userId).usage(),
+      dispatchLineStub(c.env, userId).usage(),
     ]);
     return c.json({
       days,

@@ -2,7 +2,7 @@ import { createExecutionContext, createMessageBatch, env, getQueueResult, runInD
 import { describe, expect, it } from "vitest";
 import { dispatchJobs } from "../../../edge/queue/dispatch-jobs";
 import { findTaskById, insertTask } from "../../../edge/tasks/repository";
-import { accountStub, liveState, taskStub } from "../../../edge/lib/stubs";
+import { dispatchLineStub, liveState, taskStub } from "../../../edge/lib/stubs";
 import type { LiveState } from "../../../edge/tasks/state";
 import type { JobMessage } from "../../../shared/schemas/queue";
 import { createUser } from "../helpers";
@@ -100,13 +100,13 @@ describe("jobs queue consumer", () => {
     expect(states.slice(0, 5).map((state) => state.dispatch)).toEqual(["queued", "queued", "queued", "queued", "queued"]);
     expect(states.slice(0, 5).every((state) => state.unreachable === 1)).toBe(true);
     expect(states[5]).toMatchObject({ status: "pending", dispatch: "waiting", unreachable: 0 });
-    expect(await accountStub(env, userId).usage()).toEqual({ running: 5, waiting: 1, cap: 5 });
+    expect(await dispatchLineStub(env, userId).usage()).toEqual({ running: 5, waiting: 1, cap: 5 });
   });
 
   it("frees the slot a late duplicate of an ended task was given", async () => {
     const job = await newTask();
     await taskStub(env, job.task_id).failTask("CANCELED", "canceled");
     await deliver(job);
-    expect(await accountStub(env, job.user_id).usage()).toMatchObject({ running: 0, waiting: 0 });
+    expect(await dispatchLineStub(env, job.user_id).usage()).toMatchObject({ running: 0, waiting: 0 });
   });
 });

@@ -1,16 +1,16 @@
-import { env } from "cloudflare:test";
+import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { accountStub } from "../../../edge/lib/stubs";
+import { dispatchLineStub } from "../../../edge/lib/stubs";
 
 const at = (second: number) => new Date(Date.UTC(2026, 10, 21, 10, 0, second)).toISOString();
 
 function newAccount() {
   const userId = `usr_${crypto.randomUUID()}`;
   const job = (i: number) => ({ task_id: `t${i}`, user_id: userId, created_at: at(i) });
-  return { account: accountStub(env, userId), job };
+  return { account: dispatchLineStub(env, userId), job };
 }
 
-describe("AccountObject running-task cap", () => {
+describe("the dispatch line", () => {
   it("grants slots in submission order up to the cap and makes the rest wait", async () => {
     const { account, job } = newAccount();
     expect(await account.acquire([6, 5, 4, 3, 2, 1, 0].map(job))).toEqual(["t0", "t1", "t2", "t3", "t4"]);
@@ -31,5 +31,26 @@ describe("AccountObject running-task cap", () => {
     expect(await account.acquire([job(0)])).toEqual(["t0"]);
     expect(await account.acquire([job(0)])).toEqual(["t0"]);
     expect(await account.usage()).toMatchObject({ running: 1, waiting: 0 });
+  });
+
+  it("takes back the slot of a task that found every transcoder busy and gives it to that task first", async () => {
+    const { account, job } = newAccount();
+    expect(await account.acquire([0, 1, 2, 3, 4].map(job))).toHaveLength(5);
+    expect(await account.acquire([job(5)])).toEqual([]);
+    await account.waitForCapacity(job(0));
+    expect(await account.usage()).toEqual({ running: 4, waiting: 2, cap: 5 });
+    expect(await account.acquire([job(5)])).toEqual([]);
+    expect(await account.acquire([job(0)])).toEqual(["t0"]);
+    expect(await account.usage()).toEqual({ running: 5, waiting: 1, cap: 5 });
+  });
+
+  it("wakes itself within seconds while a task waits for transcoder capacity, and after a minute otherwise", async () => {
+    const { account, job } = newAccount();
+    await account.acquire([job(0)]);
+    const slow = await runInDurableObject(account, (_instance, state) => state.storage.getAlarm());
+    await account.waitForCapacity(job(0));
+    const soon = await runInDurableObject(account, (_instance, state) => state.storage.getAlarm());
+    expect(slow! - Date.now()).toBeGreaterThan(30_000);
+    expect(soon! - Date.now()).toBeLessThanOrEqual(5_000);
   });
 });
