@@ -1,3 +1,6 @@
+import { chmod, mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
 import { afterAll, beforeAll } from "vitest";
 import { type Clips, makeClips } from "./media";
 import { type EdgeStub, type Handler, type MediaServer, serveFile, startEdgeStub, startMediaServer } from "./servers";
@@ -50,4 +53,20 @@ export function useJobWorld(options: InputOptions & { env?: Record<string, strin
     await world.transcoder?.close();
   });
   return world;
+}
+
+/**
+ * A temporary folder the jobs' own uids can read (mode 755), made before the tests and removed
+ * after them. `path` is set once the beforeAll hooks have run.
+ */
+export function useReadableDir(prefix: string): { path: string } {
+  const dir = { path: "" };
+  beforeAll(async () => {
+    dir.path = await mkdtemp(path.join(os.tmpdir(), prefix));
+    await chmod(dir.path, 0o755);
+  });
+  afterAll(async () => {
+    if (dir.path) await rm(dir.path, { recursive: true, force: true });
+  });
+  return dir;
 }

@@ -1,8 +1,7 @@
-import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
-import os from "node:os";
+import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { useJobWorld } from "../helpers/job-world";
+import { useJobWorld, useReadableDir } from "../helpers/job-world";
 import { serveText } from "../helpers/servers";
 import { jobFor, postJob } from "../helpers/transcoder";
 
@@ -12,22 +11,19 @@ import { jobFor, postJob } from "../helpers/transcoder";
  * and the secret must never appear in any report, upload, error or log line.
  */
 const CANARY = `canary-${Math.random().toString(36).slice(2)}-${Date.now()}`;
-let secretDir: string;
+const secretDir = useReadableDir("ffedge-canary-");
 let secretFile: string;
 
 // Registered before the world's hooks: the transcoder starts with the secret in its environment.
 beforeAll(async () => {
   process.env.FFEDGE_CANARY = CANARY;
-  secretDir = await mkdtemp(path.join(os.tmpdir(), "ffedge-canary-"));
-  await chmod(secretDir, 0o755);
   // A media extension, so that only the service's own format checks stand in the way.
-  secretFile = path.join(secretDir, "secret.ts");
+  secretFile = path.join(secretDir.path, "secret.ts");
   await writeFile(secretFile, `${CANARY}\n`, { mode: 0o644 });
 });
 
-afterAll(async () => {
+afterAll(() => {
   delete process.env.FFEDGE_CANARY;
-  await rm(secretDir, { recursive: true, force: true });
 });
 
 const world = useJobWorld({

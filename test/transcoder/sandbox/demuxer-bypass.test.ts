@@ -1,10 +1,9 @@
 import { execFile } from "node:child_process";
-import { constants, chmod, mkdtemp, open, rm } from "node:fs/promises";
-import os from "node:os";
+import { constants, open } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { useJobWorld } from "../helpers/job-world";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useJobWorld, useReadableDir } from "../helpers/job-world";
 import { serveText } from "../helpers/servers";
 import { jobFor, postJob } from "../helpers/transcoder";
 
@@ -16,20 +15,14 @@ const run = promisify(execFile);
  * outside the job folder: if any ffmpeg ever opens it, the pipe gets a reader, which the test
  * sees (opening a FIFO for writing without blocking fails with ENXIO while nobody reads it).
  */
-let hostDir: string;
+const hostDir = useReadableDir("ffedge-bypass-");
 let fifo: string;
 
 // Registered before the world's hooks, so the pipe exists when its media server starts.
 beforeAll(async () => {
-  hostDir = await mkdtemp(path.join(os.tmpdir(), "ffedge-bypass-"));
-  await chmod(hostDir, 0o755);
   // A segment extension the HLS demuxer accepts.
-  fifo = path.join(hostDir, "host-file.ts");
+  fifo = path.join(hostDir.path, "host-file.ts");
   await run("mkfifo", ["-m", "666", fifo]);
-});
-
-afterAll(async () => {
-  await rm(hostDir, { recursive: true, force: true });
 });
 
 const world = useJobWorld({

@@ -1,9 +1,10 @@
 import { execFile } from "node:child_process";
-import { chmod, copyFile, mkdtemp, rm } from "node:fs/promises";
+import { chmod, copyFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useReadableDir } from "../helpers/job-world";
 
 const run = promisify(execFile);
 const UNPRIVILEGED = "1000";
@@ -14,18 +15,13 @@ const UNPRIVILEGED = "1000";
  * with a setpriv given the same two capabilities as the image's, run by an unprivileged user.
  */
 describe("a job dropped to another uid by a non-root server", () => {
-  let dir: string;
+  const dir = useReadableDir("ffedge-kill-as-");
   let setpriv: string;
   beforeAll(async () => {
-    dir = await mkdtemp(path.join(os.tmpdir(), "ffedge-kill-as-"));
-    await chmod(dir, 0o755);
-    setpriv = path.join(dir, "setpriv");
+    setpriv = path.join(dir.path, "setpriv");
     await copyFile("/usr/bin/setpriv", setpriv);
     await chmod(setpriv, 0o755);
     await run("setcap", ["cap_setuid,cap_setgid+ep", setpriv]);
-  });
-  afterAll(async () => {
-    await rm(dir, { recursive: true, force: true });
   });
 
   it("is still killed when aborted, through the sandbox's kill command", async () => {
