@@ -4,6 +4,7 @@ import { TaskEventSchema, TaskSchema, TaskIdParamSchema } from "../../shared/sch
 import { dispatcherFor } from "../dispatch/dispatcher";
 import { requireApiKey, untilKeyRevoked } from "../lib/auth";
 import { bearerSecurity, createApp, problemResponses } from "../lib/openapi";
+import { watcherUpgrade } from "../tasks/fan-out";
 import { logKey } from "../tasks/outputs";
 import { presentTask } from "../tasks/present";
 import { deleteTaskRecords, requireOwnTask } from "../tasks/repository";
@@ -30,7 +31,7 @@ taskActions.openapi(
     const { task_id } = c.req.valid("param");
     await requireOwnTask(c.env.DB, c.get("userId"), task_id);
     const task = taskStub(c.env, task_id);
-    if (c.req.header("upgrade")?.toLowerCase() === "websocket") return task.fetch(c.req.raw);
+    if (c.req.header("upgrade")?.toLowerCase() === "websocket") return task.fetch(watcherUpgrade(c.req.raw, c.get("apiKeyHash")));
     return new Response(untilKeyRevoked(c, await task.watch()), {
       headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache, no-transform", "x-accel-buffering": "no" },
     }) as never;

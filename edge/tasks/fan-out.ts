@@ -1,3 +1,4 @@
+import { KEY_RECHECK_MS } from "../lib/auth";
 import { presentLive } from "./present";
 import { type LiveState, isFinal } from "./state";
 
@@ -6,6 +7,24 @@ const SSE_PING_MS = 15_000;
 /** A watcher this far behind is dropped rather than buffered for. */
 const MAX_UNREAD_EVENTS = 64;
 const encoder = new TextEncoder();
+/** Set by the Worker on the upgrade it forwards: the SHA-256 of the API key that opened the socket. */
+const WATCHER_KEY_HEADER = "x-ffedge-watcher-key";
+/** An application close code (4000–4999) mirroring HTTP 401: the credentials behind the socket are gone. */
+const KEY_REVOKED_CLOSE = 4401;
+
+type WatcherAttachment = { keyHash: string };
+
+/**
+ * The upgrade request as the task's object gets it: it carries the hash of the API key that
+ * opened it (set here, never taken from the client), so the object can close the socket once
+ * that key is revoked.
+ */
+export function watcherUpgrade(request: Request, keyHash: string | undefined): Request {
+  const headers = new Headers(request.headers);
+  headers.delete(WATCHER_KEY_HEADER);
+  if (keyHash) headers.set(WATCHER_KEY_HEADER, keyHash);
+  return new Request(request, { headers });
+}
 
 /**
  * A task's live watchers: Server-Sent Events streams held in memory, and WebSockets on the
@@ -32,9 +51,11 @@ export class TaskFanOut {
     return readable;
   }
 
-  upgrade(state: LiveState | undefined): Response {
+  upgrade(request: Request, state: LiveState | undefined): Response {
     const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
     this.ctx.acceptWebSocket(server);
+    const keyHash = request.headers.get(WATCHER_KEY_HEADER);
+    if (keyHash) server.serializeAttachment({ keyHash } satisfies WatcherAttachment);
     if (state) server.send(JSON.stringify({ event: "status", data: presentLive(this.env, state) }));
     if (!state || isFinal(state.status)) server.close(1000, "task ended");
     return new Response(null, { status: 101, webSocket: client });
@@ -56,6 +77,43 @@ export class TaskFanOut {
       }
     }
     if (isFinal(state.status)) this.close();
+  }
+
+  /**
+   * When the task's alarm must next run: `next` (the task's own check), brought forward to the
+   * next check of the keys behind open WebSockets. A hibernated object holds no timers, so the
+   * alarm is what wakes it for that check, and only while such a socket is open.
+   */
+  nextAlarm(next: number | undefined, state: LiveState, now: number): number | undefined {
+    if (isFinal(state.status) || !this.ctx.getWebSockets().some((socket) => keyHashOf(socket) !== undefined)) return next;
+    return Math.min(next ?? Infinity, now + KEY_RECHECK_MS);
+  }
+
+  /**
+   * Closes every WebSocket whose API key has been revoked (or deleted) since it was opened, as
+   * the Worker ends an SSE stream (untilKeyRevoked). One D1 read for all of them; if D1 cannot
+   * answer, the sockets stay open until the next check.
+   */
+  async closeRevokedWatchers(): Promise<void> {
+    const sockets = this.ctx.getWebSockets().flatMap((socket) => {
+      const keyHash = keyHashOf(socket);
+      return keyHash ? [{ socket, keyHash }] : [];
+    });
+    if (sockets.length === 0) return;
+    const hashes = [...new Set(sockets.map((entry) => entry.keyHash))];
+    const live = await this.env.DB.prepare(`SELECT hash FROM api_keys WHERE revoked_at IS NULL AND hash IN (${hashes.map(() => "?").join(",")})`)
+      .bind(...hashes)
+      .all<{ hash: string }>()
+      .then((result) => new Set(result.results.map((row) => row.hash)))
+      .catch(() => new Set(hashes));
+    for (const { socket, keyHash } of sockets) {
+      if (live.has(keyHash)) continue;
+      try {
+        socket.close(KEY_REVOKED_CLOSE, "API key revoked");
+      } catch {
+        // Already closing.
+      }
+    }
   }
 
   close(): void {
@@ -88,4 +146,10 @@ export class TaskFanOut {
       this.ping = undefined;
     }
   }
+}
+
+/** The key behind an open socket; undefined once it is closing, or when no key opened it. */
+function keyHashOf(socket: WebSocket): string | undefined {
+  if (socket.readyState !== WebSocket.OPEN) return undefined;
+  return (socket.deserializeAttachment() as WatcherAttachment | null)?.keyHash;
 }

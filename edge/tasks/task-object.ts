@@ -142,7 +142,13 @@ export class TaskObject extends DurableObject<Env> {
   /** WebSocket watchers: the upgrade needs fetch(); everything else goes through RPC methods. */
   override async fetch(request: Request): Promise<Response> {
     if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") return new Response("Expected a WebSocket upgrade", { status: 426 });
-    return this.fanOut.upgrade(await this.load());
+    return this.exclusive(async () => {
+      const state = await this.load();
+      const response = this.fanOut.upgrade(request, state);
+      // The alarm checks the key behind the new socket (TaskFanOut.nextAlarm).
+      if (state && !isFinal(state.status)) await this.schedule(state);
+      return response;
+    });
   }
 
   override async webSocketMessage(): Promise<void> {
@@ -201,6 +207,7 @@ export class TaskObject extends DurableObject<Env> {
   }
 
   override async alarm(): Promise<void> {
+    await this.fanOut.closeRevokedWatchers();
     await this.exclusive(async () => {
       const state = await this.load();
       if (!state) return;
@@ -317,7 +324,8 @@ export class TaskObject extends DurableObject<Env> {
   }
 
   private async schedule(state: LiveState): Promise<void> {
-    const next = nextCheck(state, Date.now(), this.limits());
+    const now = Date.now();
+    const next = this.fanOut.nextAlarm(nextCheck(state, now, this.limits()), state, now);
     if (next !== undefined) await this.ctx.storage.setAlarm(next);
     else if (await this.ctx.storage.get(OUTBOX_KEY)) await this.ctx.storage.setAlarm(Date.now() + OUTBOX_RETRY_MS);
     else await this.ctx.storage.deleteAlarm();
