@@ -1,8 +1,10 @@
 import { sweepAccountRecords } from "./accounts/sweep";
 import { buildApp } from "./app";
+import { dispatchJobs } from "./dispatch/queue-consumer";
+import { serveEdgeCalls } from "./dispatch/transcoder-container";
 import { sweepAbandonedUploads, sweepExpiredFiles } from "./files/sweep";
 import { sweepIdempotencyKeys } from "./lib/idempotency";
-import { routeQueue } from "./queue/router";
+import { internal } from "./routes/internal";
 import { reconcileUnfinishedTasks } from "./tasks/reconcile";
 import { sweepUndeliveredWebhooks } from "./webhooks/handover";
 
@@ -13,10 +15,13 @@ export { TaskObject } from "./tasks/task-object";
 export { WebhookReceiverObject } from "./webhooks/receiver-object";
 
 const app = buildApp();
+// The containers' calls to the edge are answered by the same internal routes as a TRANSCODER_URL server's.
+serveEdgeCalls(internal);
 
 export default {
   fetch: app.fetch,
-  queue: routeQueue,
+  // One queue, ffedge-jobs (shared/schemas/queue.ts).
+  queue: dispatchJobs,
   async scheduled(_controller, env, ctx) {
     ctx.waitUntil(sweepExpiredFiles(env).then((count) => console.log(JSON.stringify({ msg: "sweep", deleted: count }))));
     ctx.waitUntil(reconcileUnfinishedTasks(env).then((count) => console.log(JSON.stringify({ msg: "reconciled unfinished tasks", checked: count }))));

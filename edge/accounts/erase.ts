@@ -1,6 +1,7 @@
 import { dispatcherFor } from "../dispatch/dispatcher";
 import { discardStoredBytes } from "../files/tus/objects";
-import { cancelTask, taskStub } from "../lib/stubs";
+import { taskStub } from "../lib/stubs";
+import { cancelTask } from "../tasks/live-state";
 import { deleteUserTasksStatement, listUserTaskStatuses } from "../tasks/repository";
 
 /**

@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { config } from "../lib/config";
-import { liveState } from "../lib/stubs";
+import { liveState } from "../tasks/live-state";
 import { isFinal } from "../tasks/state";
 import { queueJobs } from "./jobs-queue";
 import { type Waiting, oldestFirst } from "./waiting";

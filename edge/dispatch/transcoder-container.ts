@@ -7,7 +7,6 @@ import { config } from "../lib/config";
 import { guardedFetch } from "../lib/guarded-fetch";
 import { onError, problemResponse } from "../lib/problem";
 import { verifyToken } from "../lib/signed-token";
-import { internal } from "../routes/internal";
 
 /** Where the platform puts the CA that signs its interception of the container's HTTPS. */
 const CONTAINER_CA_PATH = "/etc/cloudflare/certs/cloudflare-containers-ca.crt";
@@ -71,11 +70,21 @@ TranscoderContainer.outboundByHost = {
 };
 TranscoderContainer.outbound = (request: Request, env: Env) => fetchInput(request, env);
 
-/** The transcoder's callbacks (edge/routes/internal.ts), served in this Worker. */
-const edgeCalls = new Hono<{ Bindings: Env }>();
-edgeCalls.route("/", internal);
-edgeCalls.notFound((c) => problemResponse(new AppError("NOT_FOUND", `There is no route ${c.req.method} ${c.req.path}.`)));
-edgeCalls.onError(onError);
+type Routes = Parameters<Hono<{ Bindings: Env }>["route"]>[1];
+let edgeCalls: Hono<{ Bindings: Env }> | undefined;
+
+/**
+ * Serves the transcoder's callbacks (edge/routes/internal.ts) to the containers' calls, in this
+ * Worker. The entry module plugs the routes in (edge/index.ts), so that this platform adapter
+ * imports no route module: routes build on dispatch, never the reverse.
+ */
+export function serveEdgeCalls(routes: Routes): void {
+  const app = new Hono<{ Bindings: Env }>();
+  app.route("/", routes);
+  app.notFound((c) => problemResponse(new AppError("NOT_FOUND", `There is no route ${c.req.method} ${c.req.path}.`)));
+  app.onError(onError);
+  edgeCalls = app;
+}
 
 const TASK_CALL = /^\/internal\/tasks\/([A-Za-z0-9_-]+)\/(?:events|outputs)$/;
 const OBJECT_PUT = /^\/internal\/objects\/([^/]+)$/;
@@ -92,6 +101,7 @@ export async function answerEdgeCall(request: Request, env: Env, containerId: st
   if (!taskId || env.TRANSCODER.idFromName(taskId).toString() !== containerId) {
     return problemResponse(new AppError("UNAUTHORIZED", "A container may call back only for its own task."));
   }
+  if (!edgeCalls) throw new Error("serveEdgeCalls() was never called: edge/index.ts plugs in the internal routes.");
   return edgeCalls.fetch(request, env);
 }
 

@@ -9,7 +9,8 @@ import { logKey } from "../tasks/outputs";
 import { presentTask } from "../tasks/present";
 import { deleteTaskRecords, requireOwnTask } from "../tasks/repository";
 import { isFinal } from "../tasks/state";
-import { cancelTask, taskStub } from "../lib/stubs";
+import { taskStub } from "../lib/stubs";
+import { cancelTask } from "../tasks/live-state";
 import { purgeCached } from "../files/cdn-cache";
 
 const taskResponses = { ...problemResponses, 404: { description: "No such task for this key" } };

@@ -12,7 +12,8 @@ import { presentTask } from "../tasks/present";
 import { findTaskById, insertTask, listTasks, processedSecondsStatement, requireOwnTask } from "../tasks/repository";
 import { isFinal } from "../tasks/state";
 import { checkWebhookUrl } from "../webhooks/url";
-import { liveState, taskStub } from "../lib/stubs";
+import { taskStub } from "../lib/stubs";
+import { liveState } from "../tasks/live-state";
 import { queueJobs } from "../dispatch/jobs-queue";
 
 /** The transcoding API: `{base_url}/tasks`. */

@@ -50,16 +50,14 @@ module.exports = {
         "edge/lib/ is the ground floor of the Worker (config, auth, problem details, platform helpers): routes and the domain build on it, never the reverse.",
       from: "^edge/lib/",
       to: "^edge/(accounts|tasks|files|dispatch|webhooks|queue|routes|console)/",
-      // Engineer C's to remove: the stubs type the task object's RPC answers with its state module.
-      knownExceptions: [["edge/lib/stubs.ts", "edge/tasks/state.ts"]],
+      knownExceptions: [],
     }),
     ...forbidUpward({
       name: "domain-imports-no-routes",
       comment: "Routes (edge/routes/, the console) call the domain (tasks, files, accounts, dispatch, webhooks, queue); the domain never reaches back up into a route module.",
       from: "^edge/(accounts|tasks|files|dispatch|webhooks|queue)/",
       to: "^edge/(routes|console)/",
-      // Engineer C's to remove: the transcoder container serves the internal routes to its outbound requests.
-      knownExceptions: [["edge/dispatch/transcoder-container.ts", "edge/routes/internal.ts"]],
+      knownExceptions: [],
     }),
   ],
   options: {

@@ -1,6 +1,7 @@
 import { env } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
-import { answerEdgeCall, fetchInput, TranscoderContainer } from "../../../edge/dispatch/transcoder-container";
+import { beforeAll, describe, expect, it } from "vitest";
+import { answerEdgeCall, fetchInput, serveEdgeCalls, TranscoderContainer } from "../../../edge/dispatch/transcoder-container";
+import { internal } from "../../../edge/routes/internal";
 import { signToken } from "../../../edge/lib/signed-token";
 import { CONTAINER_EDGE_HOST, EGRESS_REFUSED_HEADER } from "../../../shared/egress";
 import { originUrl, streamedFile } from "../files/fixtures";
@@ -8,6 +9,9 @@ import { originPaths } from "../files/origin";
 import { api, createUser, postJson } from "../helpers";
 
 const EDGE = `https://${CONTAINER_EDGE_HOST}`;
+
+// As edge/index.ts does at start.
+beforeAll(() => serveEdgeCalls(internal));
 const MB = 1024 * 1024;
 
 /** A fresh task, its callback token, and the id of the container object that would run it. */

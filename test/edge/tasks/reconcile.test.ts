@@ -1,6 +1,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { liveState, taskStub } from "../../../edge/lib/stubs";
+import { taskStub } from "../../../edge/lib/stubs";
+import { liveState } from "../../../edge/tasks/live-state";
 import { reconcileUnfinishedTasks } from "../../../edge/tasks/reconcile";
 import { insertTask } from "../../../edge/tasks/repository";
 import { createUser } from "../helpers";

@@ -1,7 +1,8 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { findTaskById, insertTask } from "../../../edge/tasks/repository";
-import { liveState, taskStub } from "../../../edge/lib/stubs";
+import { taskStub } from "../../../edge/lib/stubs";
+import { liveState } from "../../../edge/tasks/live-state";
 import { type LiveState, MAX_RETRIES } from "../../../edge/tasks/state";
 import { createUser } from "../helpers";
 

@@ -1,8 +1,9 @@
 import { createExecutionContext, createMessageBatch, env, getQueueResult, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { dispatchJobs } from "../../../edge/queue/dispatch-jobs";
+import { dispatchJobs } from "../../../edge/dispatch/queue-consumer";
 import { findTaskById, insertTask } from "../../../edge/tasks/repository";
-import { dispatchLineStub, liveState, taskStub } from "../../../edge/lib/stubs";
+import { dispatchLineStub, taskStub } from "../../../edge/lib/stubs";
+import { liveState } from "../../../edge/tasks/live-state";
 import type { LiveState } from "../../../edge/tasks/state";
 import type { JobMessage } from "../../../shared/schemas/queue";
 import { createUser } from "../helpers";
