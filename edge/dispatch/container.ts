@@ -20,8 +20,9 @@ export function containerDispatcher(env: Env): Dispatcher {
     async dispatch(job: TranscodeJob): Promise<DispatchOutcome> {
       const target = `${TARGET_PREFIX}${job.task_id}`;
       try {
-        // The container reaches the edge through its outbound handler, never our public hostname.
-        const response = await container(job.task_id).startJob({ ...job, callback_url: `https://${CONTAINER_EDGE_HOST}/internal/tasks/${job.task_id}` });
+        // The container reaches the edge through its outbound handler, never our public hostname,
+        // and its outputs stream into R2 there (no presigned URL, no request-body limit).
+        const response = await container(job.task_id).startJob({ ...job, callback_url: `https://${CONTAINER_EDGE_HOST}/internal/tasks/${job.task_id}`, outputs_direct: true });
         return outcomeOf(response, target);
       } catch (error) {
         return { kind: "unreachable", detail: `${target}: ${(error as Error).message}` };

@@ -1,4 +1,5 @@
 import type { TranscodeJob } from "../../shared/schemas/jobs";
+import { canPresign } from "../files/presign";
 import { config } from "../lib/config";
 import { signToken } from "../lib/signed-token";
 
@@ -25,5 +26,8 @@ export async function jobFor(env: Env, taskId: string, spec: JobSpec, run: numbe
     // The run number goes into the token: a lost run that comes back cannot report on its successor.
     callback_token: await signToken(env.SIGNING_SECRET, "callback", { t: taskId, r: run, ...(userId ? { u: userId } : {}) }, ttl),
     timeout_seconds: settings.taskTimeoutSeconds,
+    // Without presigned R2 URLs the outputs come through the Worker anyway: straight to it,
+    // with no grant request per file (edge/routes/internal.ts).
+    outputs_direct: !canPresign(env),
   };
 }

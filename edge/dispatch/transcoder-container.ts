@@ -86,7 +86,7 @@ export function serveEdgeCalls(routes: Routes): void {
   edgeCalls = app;
 }
 
-const TASK_CALL = /^\/internal\/tasks\/([A-Za-z0-9_-]+)\/(?:events|outputs)$/;
+const TASK_CALL = /^\/internal\/tasks\/([A-Za-z0-9_-]+)\/(?:events|outputs(?:\/[^/]+)?)$/;
 const OBJECT_PUT = /^\/internal\/objects\/([^/]+)$/;
 
 /**

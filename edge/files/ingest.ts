@@ -2,7 +2,7 @@ import { AppError } from "../../shared/errors";
 import type { UploadRecord } from "../../shared/schemas/files";
 import { config } from "../lib/config";
 import { SNIFF_BYTES, extensionFor, resolveContentType, sniff } from "./content-type";
-import { expiryFrom, insertFile, newUploadKey, sanitizeFilename, toUploadRecord } from "./records";
+import { expiryFrom, insertFile, insertOutputFile, newUploadKey, sanitizeFilename, toUploadRecord } from "./records";
 import { peek, putStream } from "./stream-store";
 
 export interface IncomingFile {
@@ -55,11 +55,16 @@ export async function ingestUpload(env: Env, userId: string, file: IncomingFile)
     key, user_id: userId, kind: file.taskId ? ("output" as const) : ("upload" as const), task_id: file.taskId ?? null, size: stored.size, md5: stored.md5,
     content_type: contentType, original_name: originalName, created_at: now.toISOString(), expires_at: expiresAt,
   };
+  let recorded: boolean;
   try {
-    await insertFile(env.DB, row);
+    recorded = row.task_id ? await insertOutputFile(env.DB, { ...row, task_id: row.task_id }) : (await insertFile(env.DB, row), true);
   } catch (error) {
     await env.FILES.delete(key);
     throw error;
+  }
+  if (!recorded) {
+    await env.FILES.delete(key);
+    throw new AppError("TASK_NOT_RUNNABLE", "The task has already ended.");
   }
   return toUploadRecord(env, row);
 }

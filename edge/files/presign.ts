@@ -27,8 +27,13 @@ export async function presignR2Put(env: Env, request: PresignRequest): Promise<s
   return getSignedUrl(client, command, { expiresIn: request.ttlSeconds, signableHeaders: new Set(["content-type", "content-length"]) });
 }
 
+/** Whether presigned R2 URLs can be made here (R2 S3 credentials are configured). */
+export function canPresign(env: Env): boolean {
+  return Boolean(env.R2_ACCOUNT_ID && env.R2_ACCESS_KEY_ID && env.R2_SECRET_ACCESS_KEY);
+}
+
 function r2Client(env: Env): S3Client | undefined {
-  if (!env.R2_ACCOUNT_ID || !env.R2_ACCESS_KEY_ID || !env.R2_SECRET_ACCESS_KEY) return undefined;
+  if (!canPresign(env)) return undefined;
   return new S3Client({
     region: "auto",
     // R2_S3_ENDPOINT names a jurisdiction endpoint (`<account>.eu.r2.cloudflarestorage.com`) or, in tests, a local S3 server.

@@ -38,6 +38,23 @@ export async function insertFile(db: D1Database, row: FileRow): Promise<void> {
   await insertFileStatement(db, row).run();
 }
 
+/**
+ * A task's output row, written only while the task has not ended (the same query: no read
+ * before it). False when the task has ended, or is not this user's: nothing was written.
+ */
+export async function insertOutputFile(db: D1Database, row: FileRow & { task_id: string }): Promise<boolean> {
+  const result = await db
+    .prepare(
+      `INSERT INTO files (key, user_id, kind, task_id, size, md5, content_type, original_name, created_at, expires_at)
+       SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM tasks WHERE id = ? AND user_id = ? AND status NOT IN ('completed', 'failed'))
+       ON CONFLICT(key) DO UPDATE SET size = excluded.size, md5 = excluded.md5, content_type = excluded.content_type,
+         created_at = excluded.created_at, expires_at = excluded.expires_at`,
+    )
+    .bind(row.key, row.user_id, row.kind, row.task_id, row.size, row.md5, row.content_type, row.original_name, row.created_at, row.expires_at, row.task_id, row.user_id)
+    .run();
+  return result.meta.changes > 0;
+}
+
 /** The insert on its own, for a batch that must write it together with another row. */
 export function insertFileStatement(db: D1Database, row: FileRow): D1PreparedStatement {
   return db

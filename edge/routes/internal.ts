@@ -6,7 +6,7 @@ import { JOB_LOG_MAX_BYTES, type JobEvent, JobEventSchema, OutputUploadRequestSc
 import { essence } from "../files/content-type";
 import { ingestUpload } from "../files/ingest";
 import { presignR2Put } from "../files/presign";
-import { expiryFrom, insertFile } from "../files/records";
+import { expiryFrom, insertOutputFile } from "../files/records";
 import { config } from "../lib/config";
 import { signToken, verifyToken } from "../lib/signed-token";
 import { logKey, outputKey } from "../tasks/outputs";
@@ -73,12 +73,10 @@ internal.post("/internal/tasks/:task_id/outputs", async (c) => {
   const request = OutputUploadRequestSchema.safeParse(await c.req.json().catch(() => undefined));
   if (!request.success) throw new AppError("VALIDATION_FAILED", "Invalid output upload request.");
   const { filename, size, content_type } = request.data;
-  if (!OUTPUT_FILENAME.test(filename) || filename.includes("..")) throw new AppError("OUTPUT_NOT_ALLOWED", `'${filename}' is not an allowed output name.`);
-  const limit = config(c.env).maxUploadBytes;
-  if (size > limit) throw new AppError("PAYLOAD_TOO_LARGE", `Output '${filename}' is ${size} bytes; the limit is ${limit}.`);
-  const task = await findTaskById(c.env.DB, c.get("taskId"));
-  if (!task || task.status === "completed" || task.status === "failed") throw new AppError("TASK_NOT_RUNNABLE", "The task has already ended.");
-  const key = outputKey(task.user_id, task.id, filename);
+  checkOutput(c.env, filename, size);
+  const taskId = c.get("taskId");
+  const userId = await ownerOf(c.env, taskId, c.get("userId"));
+  const key = outputKey(userId, taskId, filename);
   const contentType = essence(content_type) || "application/octet-stream";
   const expiresAt = expiryFrom(new Date(), c.env);
   // A transcoder in a Cloudflare Container calls through the Worker's outbound handler
@@ -87,13 +85,40 @@ internal.post("/internal/tasks/:task_id/outputs", async (c) => {
   const inContainer = new URL(c.req.url).hostname === CONTAINER_EDGE_HOST;
   const presigned = inContainer ? undefined : await presignR2Put(c.env, { key, contentType, size, ttlSeconds: OUTPUT_URL_TTL_SECONDS });
   if (presigned) {
-    await insertFile(c.env.DB, { key, user_id: task.user_id, kind: "output", task_id: task.id, size, md5: null, content_type: contentType, original_name: filename, created_at: new Date().toISOString(), expires_at: expiresAt });
+    // Written only while the task runs: an ended task gets no new outputs.
+    const recorded = await insertOutputFile(c.env.DB, { key, user_id: userId, kind: "output", task_id: taskId, size, md5: null, content_type: contentType, original_name: filename, created_at: new Date().toISOString(), expires_at: expiresAt });
+    if (!recorded) throw new AppError("TASK_NOT_RUNNABLE", "The task has already ended.");
     return c.json({ upload_url: presigned, key });
   }
-  const token = await signToken(c.env.SIGNING_SECRET, "output", { k: key, u: task.user_id, t: task.id, s: size, ct: contentType } satisfies Grant, OUTPUT_URL_TTL_SECONDS);
+  const token = await signToken(c.env.SIGNING_SECRET, "output", { k: key, u: userId, t: taskId, s: size, ct: contentType } satisfies Grant, OUTPUT_URL_TTL_SECONDS);
   const base = inContainer ? `https://${CONTAINER_EDGE_HOST}` : config(c.env).edgeUrl;
   return c.json({ upload_url: `${base}/internal/objects/${token}`, key });
 });
+
+/**
+ * One output stored straight from the transcoder's PUT, authenticated by the task's callback
+ * token: no grant request first. The job says when to use it (`outputs_direct`: the edge takes
+ * the bytes itself, in a container or where no presigned R2 URL can be made).
+ */
+internal.put("/internal/tasks/:task_id/outputs/:filename", async (c) => {
+  const filename = c.req.param("filename");
+  const length = Number(c.req.header("content-length") ?? Number.NaN);
+  if (!Number.isSafeInteger(length) || length < 0) throw new AppError("VALIDATION_FAILED", "An output upload needs its Content-Length.");
+  checkOutput(c.env, filename, length);
+  if (!c.req.raw.body) throw new AppError("EMPTY_FILE", "The output body is empty.");
+  const taskId = c.get("taskId");
+  const userId = await ownerOf(c.env, taskId, c.get("userId"));
+  const declaredType = essence(c.req.header("content-type") ?? "") || "application/octet-stream";
+  const record = await ingestUpload(c.env, userId, { body: c.req.raw.body, length, declaredType, filename, key: outputKey(userId, taskId, filename), taskId });
+  return c.json({ key: record.key, size: record.size, md5: record.md5 }, 201);
+});
+
+/** A name the transcoder may store and a size within the upload limit. */
+function checkOutput(env: Env, filename: string, size: number): void {
+  if (!OUTPUT_FILENAME.test(filename) || filename.includes("..")) throw new AppError("OUTPUT_NOT_ALLOWED", `'${filename}' is not an allowed output name.`);
+  const limit = config(env).maxUploadBytes;
+  if (size > limit) throw new AppError("PAYLOAD_TOO_LARGE", `Output '${filename}' is ${size} bytes; the limit is ${limit}.`);
+}
 
 // The local stand-in for a presigned R2 PUT of one output object.
 internal.put("/internal/objects/:token", async (c) => {

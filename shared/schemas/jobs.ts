@@ -16,6 +16,12 @@ export const TranscodeJobSchema = z.object({
   callback_url: z.url(),
   /** Bearer token for the callbacks; scoped to this task only. */
   callback_token: z.string().min(1),
+  /**
+   * true: PUT each output straight to `{callback_url}/outputs/<filename>` with the callback
+   * token. Otherwise ask `{callback_url}/outputs` for an upload URL per file first (a presigned
+   * R2 URL, so the bytes bypass the Worker).
+   */
+  outputs_direct: z.boolean().optional(),
   timeout_seconds: z.number().int().positive(),
 });
 export type TranscodeJob = z.infer<typeof TranscodeJobSchema>;

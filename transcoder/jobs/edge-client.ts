@@ -53,17 +53,22 @@ export class EdgeClient {
     return grant.data;
   }
 
+  /** PUTs one output straight to the edge (`outputs_direct` jobs): no grant request first. */
+  putOutput(filename: string, file: string, size: number, contentType: string, signal?: AbortSignal): Promise<void> {
+    return this.putFile(`${this.base}/outputs/${encodeURIComponent(filename)}`, file, size, contentType, signal, { authorization: `Bearer ${this.token}` });
+  }
+
   /**
    * PUTs a file streamed from disk with an exact Content-Length (presigned object-store URLs
    * refuse chunked bodies).
    */
-  putFile(uploadUrl: string, file: string, size: number, contentType: string, signal?: AbortSignal): Promise<void> {
+  putFile(uploadUrl: string, file: string, size: number, contentType: string, signal?: AbortSignal, extraHeaders: Record<string, string> = {}): Promise<void> {
     const url = new URL(uploadUrl);
     const client = url.protocol === "https:" ? https : http;
     const timeout = AbortSignal.timeout(Math.ceil(Math.max(this.timeoutMs, 60_000 + size / 1024)));
     const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
     return new Promise((resolve, reject) => {
-      const request = client.request(url, { method: "PUT", signal: combined, headers: { "content-type": contentType, "content-length": String(size) } }, (response) => {
+      const request = client.request(url, { method: "PUT", signal: combined, headers: { ...extraHeaders, "content-type": contentType, "content-length": String(size) } }, (response) => {
         const status = response.statusCode ?? 0;
         response.resume();
         response.on("end", () => {

@@ -248,6 +248,7 @@ export class JobRun {
       try {
         await retry(
           async () => {
+            if (this.job.outputs_direct) return this.client.putOutput(file.filename, file.path, file.size, request.content_type, this.signal);
             const grant = await this.client.requestUpload(request, this.signal);
             await this.client.putFile(grant.upload_url, file.path, file.size, request.content_type, this.signal);
           },

@@ -91,6 +91,22 @@ describe("answerEdgeCall (the container's calls to the edge)", () => {
     expect(await put.json()).toMatchObject({ key: grant.key, size, md5: await file.md5 });
   });
 
+  it("streams a direct output PUT (outputs_direct) into R2 for the container's own task, and refuses it from another task's container", async () => {
+    const mine = await newTask();
+    const theirs = await newTask();
+    const size = 3 * MB;
+    const path = `/internal/tasks/${theirs.taskId}/outputs/out.mp4`;
+    const refused = streamedFile(size);
+    await expectProblem(await answerEdgeCall(new Request(`${EDGE}${path}`, { method: "PUT", headers: { authorization: `Bearer ${theirs.token}`, "content-length": String(size), "content-type": "video/mp4" }, body: refused.body }), env, mine.containerId), 401, "UNAUTHORIZED");
+    const key = `outputs/${theirs.userId}/${theirs.taskId}/out.mp4`;
+    expect(await env.FILES.head(key)).toBeNull();
+    const file = streamedFile(size);
+    const put = await answerEdgeCall(new Request(`${EDGE}${path}`, { method: "PUT", headers: { authorization: `Bearer ${theirs.token}`, "content-length": String(size), "content-type": "video/mp4" }, body: file.body }), env, theirs.containerId);
+    expect(put.status).toBe(201);
+    expect(await put.json()).toMatchObject({ key, size, md5: await file.md5 });
+    expect((await env.FILES.head(key))?.size).toBe(size);
+  });
+
   it("refuses an output upload granted to another task's container", async () => {
     const mine = await newTask();
     const theirs = await newTask();

@@ -26,6 +26,11 @@ function callback(taskId: string, what: "events" | "outputs", token: string | un
 }
 
 
+/** An output PUT straight to the task's callbacks (jobs with `outputs_direct`). */
+function putOutput(taskId: string, filename: string, token: string | undefined, body: Uint8Array, headers: Record<string, string> = {}): Promise<Response> {
+  return api(`/internal/tasks/${taskId}/outputs/${filename}`, token, { method: "PUT", headers: { "content-type": "video/mp4", "content-length": String(body.byteLength), ...headers }, body });
+}
+
 function putObject(uploadUrl: string, body: Uint8Array, contentLength = body.byteLength): Promise<Response> {
   return api(pathOf(uploadUrl), undefined, { method: "PUT", headers: { "content-length": String(contentLength) }, body });
 }
@@ -65,6 +70,8 @@ describe("callback authentication (/internal/tasks/{id}/*)", () => {
     await expectProblem(await callback(theirs.taskId, "events", mine.token, { type: "failed", seq: 0, error: "forged", error_code: "FFMPEG_FAILED" }), 401, "UNAUTHORIZED");
     await expectProblem(await callback(theirs.taskId, "outputs", mine.token, { filename: "out.mp4", size: 3, content_type: "video/mp4" }), 401, "UNAUTHORIZED");
     await expectProblem(await callback(theirs.taskId, "events", mine.token, { type: "failed", seq: 0, error: "forged", error_code: "FFMPEG_FAILED", log: "not yours" }), 401, "UNAUTHORIZED");
+    await expectProblem(await putOutput(theirs.taskId, "out.mp4", mine.token, fakeMp4(64)), 401, "UNAUTHORIZED");
+    expect(await env.FILES.head(`outputs/${theirs.userId}/${theirs.taskId}/out.mp4`)).toBeNull();
     expect(await taskOf(theirs.taskId, theirs.key)).toMatchObject({ status: "pending" });
     expect((await api(`/v1/tasks/${theirs.taskId}/logs`, theirs.key)).status).toBe(404);
   });
@@ -191,10 +198,15 @@ describe("POST /internal/tasks/{id}/outputs and PUT /internal/objects/{token}", 
     await expectProblem(await callback(taskId, "outputs", token, { filename: "out.mp4" }), 400, "VALIDATION_FAILED");
   });
 
-  it("refuses an upload for a task that has already ended with 409", async () => {
-    const { taskId, key, token } = await newTask();
+  it("refuses an upload for a task that has already ended with 409 and keeps nothing of it", async () => {
+    const { taskId, key, userId, token } = await newTask();
+    const grant = await (await callback(taskId, "outputs", token, { filename: "out.mp4", size: 5, content_type: "video/mp4" })).json<{ upload_url: string; key: string }>();
     await api(`/v1/tasks/${taskId}/cancel`, key, { method: "POST" });
-    await expectProblem(await callback(taskId, "outputs", token, { filename: "out.mp4", size: 5, content_type: "video/mp4" }), 409, "TASK_NOT_RUNNABLE");
+    await expectProblem(await putObject(grant.upload_url, new TextEncoder().encode("hello")), 409, "TASK_NOT_RUNNABLE");
+    await expectProblem(await putOutput(taskId, "late.mp4", token, fakeMp4(64)), 409, "TASK_NOT_RUNNABLE");
+    expect(await env.FILES.head(grant.key)).toBeNull();
+    expect(await env.FILES.head(`outputs/${userId}/${taskId}/late.mp4`)).toBeNull();
+    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM files WHERE task_id = ?").bind(taskId).first<{ n: number }>()).toEqual({ n: 0 });
   });
 
   it("refuses an upload whose length differs from the grant and stores nothing", async () => {
@@ -213,6 +225,37 @@ describe("POST /internal/tasks/{id}/outputs and PUT /internal/objects/{token}", 
     await expectProblem(await putObject(`http://127.0.0.1:8787/internal/objects/${expired}`, bytes), 403, "SIGNATURE_EXPIRED");
     await expectProblem(await putObject(`http://127.0.0.1:8787/internal/objects/${token}`, bytes), 403, "SIGNATURE_INVALID");
     expect(await env.FILES.head(grant.key)).toBeNull();
+  });
+});
+
+describe("PUT /internal/tasks/{id}/outputs/{filename} (outputs_direct)", () => {
+  it("stores an output PUT with the callback token, with no grant first, so a completed report lists it on the CDN", async () => {
+    const { taskId, key, userId, token } = await newTask();
+    const bytes = fakeMp4(4096);
+    const stored = await putOutput(taskId, "out.mp4", token, bytes, { "content-type": "video/mp4; codecs=avc1" });
+    expect(stored.status).toBe(201);
+    expect(await stored.json()).toEqual({ key: `outputs/${userId}/${taskId}/out.mp4`, size: bytes.byteLength, md5: await md5Hex(bytes) });
+    const object = await env.FILES.get(`outputs/${userId}/${taskId}/out.mp4`);
+    expect(new Uint8Array(await object!.arrayBuffer())).toEqual(bytes);
+    expect(object!.httpMetadata?.contentType).toBe("video/mp4");
+    expect(await env.DB.prepare("SELECT kind, task_id, user_id FROM files WHERE key = ?").bind(`outputs/${userId}/${taskId}/out.mp4`).first()).toEqual({ kind: "output", task_id: taskId, user_id: userId });
+
+    await callback(taskId, "events", token, { type: "completed", seq: 0, outputs: [{ filename: "out.mp4", size: bytes.byteLength }] });
+    const task = await taskOf(taskId, key);
+    expect(task).toMatchObject({ status: "completed", outputs: [{ filename: "out.mp4", size: bytes.byteLength }] });
+    const download = await api(pathOf((task.outputs as { url: string }[])[0]!.url), undefined);
+    expect(new Uint8Array(await download.arrayBuffer())).toEqual(bytes);
+  });
+
+  it("refuses it without a token, with a bad name, past the upload limit or with a body longer than its Content-Length, storing nothing", async () => {
+    const { taskId, userId, token } = await newTask();
+    const bytes = fakeMp4(64);
+    await expectProblem(await putOutput(taskId, "out.mp4", undefined, bytes), 401, "UNAUTHORIZED");
+    for (const name of ["..hidden.mp4", ".hidden", "my%20out.mp4"]) await expectProblem(await putOutput(taskId, name, token, bytes), 400, "OUTPUT_NOT_ALLOWED");
+    await expectProblem(await putOutput(taskId, "huge.mp4", token, bytes, { "content-length": String(Number(env.MAX_UPLOAD_BYTES) + 1) }), 413, "PAYLOAD_TOO_LARGE");
+    expect((await putOutput(taskId, "short.mp4", token, bytes, { "content-length": "10" })).status).toBeGreaterThanOrEqual(400);
+    const listed = await env.FILES.list({ prefix: `outputs/${userId}/${taskId}/` });
+    expect(listed.objects).toEqual([]);
   });
 });
 

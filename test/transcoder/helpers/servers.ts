@@ -71,7 +71,8 @@ export interface EdgeStub {
 
 /**
  * Plays the edge's side of the callbacks: validates and records reports with the shared
- * schemas, grants upload URLs pointing at itself and stores what is PUT there.
+ * schemas, grants upload URLs pointing at itself and stores what is PUT there, or PUT straight
+ * to `{callback_url}/outputs/<name>` (`outputs_direct` jobs).
  */
 export async function startEdgeStub(): Promise<EdgeStub> {
   const events = new Map<string, JobEvent[]>();
@@ -126,6 +127,15 @@ export async function startEdgeStub(): Promise<EdgeStub> {
       requests.set(taskId, [...stub.uploadRequests(taskId), upload]);
       const key = `${taskId}/${upload.filename}`;
       return json(response, 200, { upload_url: `${base}/objects/${encodeURIComponent(key)}?size=${upload.size}`, key });
+    }
+    const direct = /^\/internal\/tasks\/([^/]+)\/outputs\/([^/?]+)$/.exec(url);
+    if (direct && request.method === "PUT") {
+      const taskId = direct[1]!;
+      if (request.headers.authorization !== `Bearer ${stub.tokenFor(taskId)}`) return json(response, 401, { code: "UNAUTHORIZED" });
+      if (stub.uploadStatus) return json(response, stub.uploadStatus, { code: "REFUSED" });
+      if (Number(request.headers["content-length"]) !== body.length) return json(response, 400, { code: "SIZE_MISMATCH" });
+      uploads.set(`${taskId}/${decodeURIComponent(direct[2]!)}`, body);
+      return json(response, 201, { ok: true });
     }
     const object = /^\/objects\/([^?]+)\?size=(\d+)$/.exec(url);
     if (object && request.method === "PUT") {

@@ -107,13 +107,25 @@ describe("a job", () => {
     expect(terminal.outputs.map((output) => output.filename)).toEqual(["thumb_001.png", "thumb_002.png", "thumb_003.png"]);
   });
 
-  it("fails with OUTPUT_UPLOAD_FAILED when the edge refuses an upload", async () => {
+  it("PUTs each output straight to {callback_url}/outputs/<name> with its token when the job says outputs_direct, asking for no grant", async () => {
+    const job = jobFor(world.edge, `ffmpeg -i ${world.media.url("/clip.mp4")} -r 1 -t 2 thumb_%03d.png -t 1 out.mp4`, { outputs_direct: true });
+    await postJob(world.transcoder.app, job);
+    const terminal = await world.edge.waitForTerminal(job.task_id);
+    if (terminal.type !== "completed") throw new Error(JSON.stringify(terminal));
+    expect(terminal.outputs.map((output) => output.filename)).toEqual(["thumb_001.png", "thumb_002.png", "out.mp4"]);
+    expect(world.edge.uploadRequests(job.task_id)).toEqual([]);
+    for (const output of terminal.outputs) expect(world.edge.uploads.get(`${job.task_id}/${output.filename}`)?.length).toBe(output.size);
+  });
+
+  it("fails with OUTPUT_UPLOAD_FAILED when the edge refuses an upload, granted or direct", async () => {
     world.edge.uploadStatus = 403;
     try {
-      const job = jobFor(world.edge, `ffmpeg -i ${world.media.url("/clip.mp4")} -t 1 out.mp4`);
-      await postJob(world.transcoder.app, job);
-      const terminal = await world.edge.waitForTerminal(job.task_id);
-      expect(terminal).toMatchObject({ type: "failed", error_code: "OUTPUT_UPLOAD_FAILED", error: expect.stringContaining("out.mp4") });
+      for (const outputs_direct of [false, true]) {
+        const job = jobFor(world.edge, `ffmpeg -i ${world.media.url("/clip.mp4")} -t 1 out.mp4`, { outputs_direct });
+        await postJob(world.transcoder.app, job);
+        const terminal = await world.edge.waitForTerminal(job.task_id);
+        expect(terminal).toMatchObject({ type: "failed", error_code: "OUTPUT_UPLOAD_FAILED", error: expect.stringContaining("out.mp4") });
+      }
     } finally {
       world.edge.uploadStatus = undefined;
     }
