@@ -15,7 +15,7 @@ export interface JobSpec {
  * callback token, so the callbacks (edge/routes/internal.ts) find the task's R2 keys without a
  * D1 read.
  */
-export async function jobFor(env: Env, taskId: string, spec: JobSpec, run: number, userId?: string): Promise<TranscodeJob> {
+export async function jobFor(env: Env, taskId: string, spec: JobSpec, run: number, userId: string): Promise<TranscodeJob> {
   const settings = config(env);
   const ttl = settings.taskTimeoutSeconds + 3600;
   return {
@@ -24,7 +24,7 @@ export async function jobFor(env: Env, taskId: string, spec: JobSpec, run: numbe
     with_metadata: spec.with_metadata,
     callback_url: `${settings.edgeUrl}/internal/tasks/${taskId}`,
     // The run number goes into the token: a lost run that comes back cannot report on its successor.
-    callback_token: await signToken(env.SIGNING_SECRET, "callback", { t: taskId, r: run, ...(userId ? { u: userId } : {}) }, ttl),
+    callback_token: await signToken(env.SIGNING_SECRET, "callback", { t: taskId, r: run, u: userId }, ttl),
     timeout_seconds: settings.taskTimeoutSeconds,
     // Without presigned R2 URLs the outputs come through the Worker anyway: straight to it,
     // with no grant request per file (edge/routes/internal.ts).

@@ -1,0 +1,20 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { jobFor } from "../../../edge/dispatch/job";
+import { verifyToken } from "../../../edge/lib/signed-token";
+
+const SPEC = { command: "ffmpeg -i https://example.com/in.mp4 out.mp4", with_metadata: false, webhook_url: null };
+
+describe("the job handed to a transcoder", () => {
+  it("signs the task, its run and its owner into the callback token, so callbacks read nothing from D1", async () => {
+    const job = await jobFor(env, "tsk_abc", SPEC, 2, "usr_owner");
+    expect(job.callback_url.endsWith("/internal/tasks/tsk_abc")).toBe(true);
+    expect(await verifyToken(env.SIGNING_SECRET, "callback", job.callback_token)).toMatchObject({ t: "tsk_abc", r: 2, u: "usr_owner" });
+  });
+
+  it("has outputs PUT straight to the edge without R2 credentials, and through presigned grants with them", async () => {
+    expect((await jobFor(env, "tsk_abc", SPEC, 0, "usr_owner")).outputs_direct).toBe(true);
+    const withCredentials: Env = { ...env, R2_ACCOUNT_ID: "0123456789abcdef0123456789abcdef", R2_ACCESS_KEY_ID: "key", R2_SECRET_ACCESS_KEY: "secret" };
+    expect((await jobFor(withCredentials, "tsk_abc", SPEC, 0, "usr_owner")).outputs_direct).toBe(false);
+  });
+});
