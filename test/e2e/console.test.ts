@@ -73,6 +73,12 @@ async function ready(page: Page): Promise<void> {
   await page.waitForSelector("body[data-ready=true]");
 }
 
+/** Opens a console page of the shared stack and waits until its script has filled it. */
+async function visit(page: Page, path: string): Promise<void> {
+  await page.goto(`${stack.edgeUrl}${path}`);
+  await ready(page);
+}
+
 /** A <progress> element's value (the script sets it; the attribute reflects it). */
 async function progressOf(page: Page, selector: string): Promise<number> {
   return Number(await page.locator(selector).getAttribute("value"));
@@ -94,8 +100,7 @@ describe("a developer's first session in the console", () => {
     await ready(page);
     expect(await page.locator("#who").textContent()).toBe(email);
 
-    await page.goto(`${stack.edgeUrl}/console/keys`);
-    await ready(page);
+    await visit(page, "/console/keys");
     await page.getByLabel("Name").fill("laptop");
     await page.getByRole("button", { name: "Create key" }).click();
     const keyField = page.getByLabel("New API key");
@@ -117,8 +122,7 @@ describe("a developer's first session in the console", () => {
     await listPage.goto(`${stack.edgeUrl}/console/tasks`);
     await ready(listPage);
     expect(["pending", "running"]).toContain(await listPage.locator(`#row-${task_id} .status-cell`).textContent());
-    await page.goto(`${stack.edgeUrl}/console/tasks/${task_id}`);
-    await ready(page);
+    await visit(page, `/console/tasks/${task_id}`);
     const statusAtLoad = await page.locator("#task-status").textContent();
     expect(["pending", "running"]).toContain(statusAtLoad);
     await page.evaluate(`
@@ -145,13 +149,11 @@ describe("a developer's first session in the console", () => {
     await expect.poll(() => listPage.locator(`#row-${task_id} .status-cell`).textContent(), PATIENT).toBe("completed");
     await shoot(listPage, "tasks");
 
-    await page.goto(`${stack.edgeUrl}/console/usage`);
-    await ready(page);
+    await visit(page, "/console/usage");
     expect(await page.locator("#tasks-chart figcaption").textContent()).toBe("1 in total over 30 days.");
     await shoot(page, "usage");
 
-    await page.goto(`${stack.edgeUrl}/console/keys`);
-    await ready(page);
+    await visit(page, "/console/keys");
     await page.getByRole("button", { name: "Revoke laptop" }).click();
     await expect.poll(() => page.locator("#key-table tbody").textContent(), PATIENT).toContain("revoked");
     expect((await stack.fetch("/v1/me", authed(key))).status).toBe(401);
@@ -165,8 +167,7 @@ describe("a developer's first session in the console", () => {
     const upload = await uploadLocalFile(stack, cli.key, clipPath);
     const { page, context } = await signedInUser();
 
-    await page.goto(`${stack.edgeUrl}/console/new`);
-    await ready(page);
+    await visit(page, "/console/new");
     const command = page.getByLabel("ffmpeg command");
     await command.fill("ffmpeg -i /etc/passwd out.mp4");
     await expect.poll(() => page.locator("#verdict").textContent(), PATIENT).toContain("Refused");
@@ -189,8 +190,7 @@ describe("a developer's first session in the console", () => {
   it("uploads a file with a progress bar, lists it with its expiry, offers it as a composer input, and deletes it", async () => {
     const { page, context } = await signedInUser();
 
-    await page.goto(`${stack.edgeUrl}/console/files`);
-    await ready(page);
+    await visit(page, "/console/files");
     expect(await page.locator("#file-empty").isVisible()).toBe(true);
     await page.getByLabel("Upload a file (kept for a day)").setInputFiles(clipPath);
     await page.getByRole("button", { name: "Upload", exact: true }).click();
@@ -205,16 +205,14 @@ describe("a developer's first session in the console", () => {
     const fileUrl = (await page.getByRole("link", { name: "console-clip.mp4" }).getAttribute("href"))!;
     expect((await stack.fetch(new URL(fileUrl).pathname)).status).toBe(200);
 
-    await page.goto(`${stack.edgeUrl}/console/new`);
-    await ready(page);
+    await visit(page, "/console/new");
     await page.getByLabel("File", { exact: true }).selectOption({ index: 1 });
     await page.getByRole("button", { name: "Add as input" }).click();
     await page.getByLabel("ffmpeg command").pressSequentially("-t 1 -c:v libx264 -preset ultrafast picked.mp4");
     expect(await page.getByLabel("ffmpeg command").inputValue()).toBe(`-i ${fileUrl} -t 1 -c:v libx264 -preset ultrafast picked.mp4`);
     await expect.poll(() => page.locator("#verdict").textContent(), PATIENT).toContain("Accepted");
 
-    await page.goto(`${stack.edgeUrl}/console/files`);
-    await ready(page);
+    await visit(page, "/console/files");
     await page.getByRole("button", { name: "Delete console-clip.mp4" }).click();
     await expect.poll(() => page.locator("#file-empty").isVisible(), PATIENT).toBe(true);
     expect((await stack.fetch(new URL(fileUrl).pathname)).status).toBe(404);
@@ -227,8 +225,7 @@ describe("a developer's first session in the console", () => {
     const upload = await uploadLocalFile(stack, cli.key, clipPath);
     const { page, context } = await signedInUser();
     try {
-      await page.goto(`${stack.edgeUrl}/console/new`);
-      await ready(page);
+      await visit(page, "/console/new");
       await page.getByLabel("ffmpeg command").fill(`-i ${upload.url} -t 1 -c:v libx264 -preset ultrafast hooked.mp4`);
       await page.getByLabel("Webhook URL (optional)").fill(receiver.url("/hook"));
       await page.getByRole("button", { name: "Run" }).click();
@@ -243,12 +240,10 @@ describe("a developer's first session in the console", () => {
       expect(await page.locator("#delivery-table tbody").textContent()).toContain("(redelivery)");
       expect(receiver.received("/hook")).toHaveLength(2);
 
-      await page.goto(`${stack.edgeUrl}/console/webhooks`);
-      await ready(page);
+      await visit(page, "/console/webhooks");
       expect(await page.locator("#recent-deliveries tbody").textContent()).toContain(receiver.url("/hook"));
 
-      await page.goto(`${stack.edgeUrl}/console/new`);
-      await ready(page);
+      await visit(page, "/console/new");
       await page.getByLabel("ffmpeg command").fill(`-i ${upload.url} -c:v libx264 -preset veryslow -crf 30 long.mp4`);
       await page.getByRole("button", { name: "Run" }).click();
       await page.waitForURL(/\/console\/tasks\/tsk_/);
@@ -273,20 +268,17 @@ describe("a developer's first session in the console", () => {
   it("shows usage as a chart, the webhook secret on request, and the account page", async () => {
     const { page, context } = await signedInUser();
 
-    await page.goto(`${stack.edgeUrl}/console/usage`);
-    await ready(page);
+    await visit(page, "/console/usage");
     expect(await page.locator("#tasks-chart svg rect.bar").count()).toBe(30);
     expect(await page.locator("#usage-facts").textContent()).toContain("Running tasks0 of 5");
     expect(await page.locator("#tasks-chart figcaption").textContent()).toBe("0 in total over 30 days.");
 
-    await page.goto(`${stack.edgeUrl}/console/webhooks`);
-    await ready(page);
+    await visit(page, "/console/webhooks");
     await page.getByRole("button", { name: "Reveal a new secret" }).click();
     await expect.poll(() => page.getByRole("textbox", { name: "Signing secret" }).inputValue(), PATIENT).toMatch(/^whsec_/);
     await shoot(page, "webhooks");
 
-    await page.goto(`${stack.edgeUrl}/console/account`);
-    await ready(page);
+    await visit(page, "/console/account");
     await shoot(page, "account");
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.waitForURL(/reason=signedout/);
@@ -298,8 +290,7 @@ describe("a developer's first session in the console", () => {
   it("changes the password, resets a forgotten one from the mailed link, and deletes the account", async () => {
     const { page, context, email } = await signedInUser();
 
-    await page.goto(`${stack.edgeUrl}/console/account`);
-    await ready(page);
+    await visit(page, "/console/account");
     await page.getByLabel("Current password").fill(PASSWORD);
     await page.getByLabel("New password").fill("a changed password");
     await page.getByRole("button", { name: "Change password" }).click();
@@ -308,8 +299,7 @@ describe("a developer's first session in the console", () => {
     await page.waitForURL(/reason=signedout/);
     await signIn(page, email, "a changed password");
     await page.waitForURL(/\/console\/tasks$/);
-    await page.goto(`${stack.edgeUrl}/console/account`);
-    await ready(page);
+    await visit(page, "/console/account");
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.waitForURL(/reason=signedout/);
 
@@ -324,8 +314,7 @@ describe("a developer's first session in the console", () => {
     await signIn(page, email, "a reset password");
     await page.waitForURL(/\/console\/tasks$/);
 
-    await page.goto(`${stack.edgeUrl}/console/account`);
-    await ready(page);
+    await visit(page, "/console/account");
     await page.getByLabel("Password", { exact: true }).fill("a reset password");
     await page.getByRole("button", { name: "Delete my account" }).click();
     await page.waitForURL(/\/console\/signup$/);
@@ -349,8 +338,7 @@ describe("a developer's first session in the console", () => {
     });
     expect(ids).toHaveLength(3);
 
-    await page.goto(`${stack.edgeUrl}/console/tasks?limit=2`);
-    await ready(page);
+    await visit(page, "/console/tasks?limit=2");
     expect(await page.locator("#task-table tbody tr").count()).toBe(2);
     expect(await page.locator("#page-info").textContent()).toBe("1–2 of 3");
     expect(await page.getByRole("button", { name: "Previous" }).isDisabled()).toBe(true);
@@ -361,8 +349,7 @@ describe("a developer's first session in the console", () => {
     expect(await page.locator("#task-table tbody").textContent()).toContain(ids[0]!);
 
     await expect.poll(async () => {
-      await page.goto(`${stack.edgeUrl}/console/tasks?status=failed`);
-      await ready(page);
+      await visit(page, "/console/tasks?status=failed");
       return page.locator("#task-table tbody tr").count();
     }, { timeout: 60_000, interval: 1000 }).toBe(3);
     await page.getByLabel("Status").selectOption("completed");
@@ -445,8 +432,7 @@ describe("what the console refuses", () => {
   it("sends a browser whose session was signed out elsewhere back to sign-in, then returns it to the page it wanted", async () => {
     const { page, context, email } = await signedInUser();
     const ended = (await context.cookies()).find((cookie) => cookie.name.endsWith("ffedge_session"))!;
-    await page.goto(`${stack.edgeUrl}/console/account`);
-    await ready(page);
+    await visit(page, "/console/account");
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.waitForURL(/reason=signedout/);
 
@@ -494,8 +480,7 @@ describe("what the console refuses", () => {
     const { page, context } = await signedInUser();
     let dialogs = 0;
     page.on("dialog", () => dialogs++);
-    await page.goto(`${stack.edgeUrl}/console/keys`);
-    await ready(page);
+    await visit(page, "/console/keys");
     const hostile = `<img src=x onerror="alert(1)">`;
     await page.getByLabel("Name").fill(hostile);
     await page.getByRole("button", { name: "Create key" }).click();
