@@ -6,7 +6,7 @@ import { sendMail } from "../../accounts/mail";
 import { consumeMailToken, issueMailToken, pendingPasswordHash } from "../../accounts/mail-tokens";
 import { burnPasswordCheck, hashPassword, verifyPassword } from "../../accounts/passwords";
 import { clearSessionCookie, readSession, revokeAllSessions, revokeSession, startSession } from "../../accounts/sessions";
-import { assertSigninAllowed, clearSigninFailures, recordSigninFailure, signinSubjects } from "../../accounts/signin-limits";
+import { assertSigninAllowed, clearSigninFailures, recordSigninFailure, signinSubjects, takeMailAllowance } from "../../accounts/signin-limits";
 import { createUser, findUser, findUserByEmail, setPassword } from "../../accounts/users";
 import { clientAddress } from "../../lib/auth";
 import { requireSession } from "./guards";
@@ -23,6 +23,7 @@ auth.openapi(
   createRoute({ method: "post", path: "/console/api/auth/signup", hide: true, request: json(CredentialsSchema), responses: { 202: { description: "Accepted", content: { "application/json": { schema: MessageSchema } } }, ...problems } }),
   async (c) => {
     const { email, password } = c.req.valid("json");
+    await takeMailAllowance(c.env.DB, email, clientAddress(c));
     // The answer never depends on whether the address has an account: the work (and its time)
     // happens after the response.
     afterResponse(c, signUp(c.env, email, password, new URL(c.req.url).origin));
@@ -85,7 +86,9 @@ auth.openapi(
 auth.openapi(
   createRoute({ method: "post", path: "/console/api/auth/forgot", hide: true, request: json(ForgotSchema), responses: { 202: { description: "Accepted", content: { "application/json": { schema: MessageSchema } } }, ...problems } }),
   async (c) => {
-    afterResponse(c, sendResetLink(c.env, c.req.valid("json").email, new URL(c.req.url).origin));
+    const { email } = c.req.valid("json");
+    await takeMailAllowance(c.env.DB, email, clientAddress(c));
+    afterResponse(c, sendResetLink(c.env, email, new URL(c.req.url).origin));
     return c.json({ message: FORGOT_MESSAGE }, 202);
   },
 );
