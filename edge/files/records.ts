@@ -1,6 +1,7 @@
 import { randomHex } from "../../shared/api-keys";
 import type { UploadRecord } from "../../shared/schemas/files";
 import { config } from "../lib/config";
+import { UNFINISHED_TASK_OF_USER } from "../tasks/repository";
 
 export interface FileRow {
   key: string;
@@ -46,7 +47,7 @@ export async function insertOutputFile(db: D1Database, row: FileRow & { task_id:
   const result = await db
     .prepare(
       `INSERT INTO files (key, user_id, kind, task_id, size, md5, content_type, original_name, created_at, expires_at)
-       SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM tasks WHERE id = ? AND user_id = ? AND status NOT IN ('completed', 'failed'))
+       SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE ${UNFINISHED_TASK_OF_USER}
        ON CONFLICT(key) DO UPDATE SET size = excluded.size, md5 = excluded.md5, content_type = excluded.content_type,
          created_at = excluded.created_at, expires_at = excluded.expires_at`,
     )

@@ -24,11 +24,30 @@ export interface TaskRow {
   webhook_enqueued_at: string | null;
 }
 
-export async function insertTask(db: D1Database, row: Pick<TaskRow, "id" | "user_id" | "command" | "with_metadata" | "webhook_url" | "created_at">): Promise<void> {
-  await db
-    .prepare("INSERT INTO tasks (id, user_id, command, with_metadata, webhook_url, status, created_at) VALUES (?, ?, ?, ?, ?, 'pending', ?)")
-    .bind(row.id, row.user_id, row.command, row.with_metadata, row.webhook_url, row.created_at)
-    .run();
+/** Seconds ffmpeg ran (started → finished) for the tasks of user `?1` that finished since `?2`. */
+const PROCESSED_SECONDS = "SELECT COALESCE(SUM((julianday(finished_at) - julianday(started_at)) * 86400.0), 0) FROM tasks WHERE user_id = ?1 AND finished_at >= ?2 AND started_at IS NOT NULL";
+
+/**
+ * Inserts a new task. With `quota`, only while the user's processing since `quota.since` is
+ * below `quota.seconds`, checked in the same statement (one query, and no task slips in between
+ * the check and the insert); false when the quota refused it.
+ */
+export async function insertTask(
+  db: D1Database,
+  row: Pick<TaskRow, "id" | "user_id" | "command" | "with_metadata" | "webhook_url" | "created_at">,
+  quota?: { since: string; seconds: number },
+): Promise<boolean> {
+  const insert = "INSERT INTO tasks (id, user_id, command, with_metadata, webhook_url, status, created_at)";
+  const result = quota
+    ? await db
+      .prepare(`${insert} SELECT ?3, ?1, ?4, ?5, ?6, 'pending', ?7 WHERE (${PROCESSED_SECONDS}) < ?8`)
+      .bind(row.user_id, quota.since, row.id, row.command, row.with_metadata, row.webhook_url, row.created_at, quota.seconds)
+      .run()
+    : await db
+      .prepare(`${insert} VALUES (?, ?, ?, ?, ?, 'pending', ?)`)
+      .bind(row.id, row.user_id, row.command, row.with_metadata, row.webhook_url, row.created_at)
+      .run();
+  return result.meta.changes === 1;
 }
 
 /** A task of this user, or 404: another user's task is indistinguishable from a missing one. */
@@ -133,9 +152,7 @@ export function tasksCreatedSinceStatement(db: D1Database, userId: string, since
 
 /** Seconds ffmpeg ran (started → finished) for the user's tasks that finished since `since` (`value`); a statement, for batches. */
 export function processedSecondsStatement(db: D1Database, userId: string, since: string): D1PreparedStatement {
-  return db
-    .prepare("SELECT COALESCE(SUM((julianday(finished_at) - julianday(started_at)) * 86400.0), 0) AS value FROM tasks WHERE user_id = ? AND finished_at >= ? AND started_at IS NOT NULL")
-    .bind(userId, since);
+  return db.prepare(`SELECT (${PROCESSED_SECONDS}) AS value`).bind(userId, since);
 }
 
 /** Per UTC day (`YYYY-MM-DD`) since `since`: tasks the user created, and seconds ffmpeg ran for the tasks that finished that day. Days without any are absent. */
@@ -153,3 +170,6 @@ interface DayTotal {
   day: string;
   value: number;
 }
+
+/** An SQL condition for statements on other tables, binding (task id, user id): that task of that user exists and has not ended. */
+export const UNFINISHED_TASK_OF_USER = "EXISTS (SELECT 1 FROM tasks WHERE id = ? AND user_id = ? AND status NOT IN ('completed', 'failed'))";
