@@ -9,7 +9,7 @@ import { config } from "../lib/config";
 import { idempotency } from "../lib/idempotency";
 import { bearerSecurity, createApp, pageRoute, problemResponses } from "../lib/openapi";
 import { presentTask } from "../tasks/present";
-import { findTaskById, insertTask, listTasks, processedSecondsStatement, requireOwnTask } from "../tasks/repository";
+import { findTaskById, insertTask, listTasks, requireOwnTask } from "../tasks/repository";
 import { isFinal } from "../tasks/state";
 import { checkWebhookUrl } from "../webhooks/url";
 import { taskStub } from "../lib/stubs";
@@ -40,10 +40,11 @@ tasks.openapi(
     checkCommand(body.command, { allowHosts });
     const webhook = body.webhook ? checkWebhookUrl(body.webhook, allowHosts).toString() : null;
     const userId = c.get("userId");
-    await assertDailyQuota(c.env, userId);
     const taskId = `tsk_${randomHex(12)}`;
     const createdAt = new Date().toISOString();
-    await insertTask(c.env.DB, { id: taskId, user_id: userId, command: body.command, with_metadata: body.with_metadata ? 1 : 0, webhook_url: webhook, created_at: createdAt });
+    const quota = { since: startOfUtcDay(new Date(createdAt)), seconds: config(c.env).dailyTaskSeconds };
+    const row = { id: taskId, user_id: userId, command: body.command, with_metadata: body.with_metadata ? 1 : 0, webhook_url: webhook, created_at: createdAt };
+    if (!(await insertTask(c.env.DB, row, quota))) throw quotaExceeded(quota.seconds, new Date(createdAt));
     const task = taskStub(c.env, taskId);
     const job = { task_id: taskId, user_id: userId, created_at: createdAt };
     await task.init(job, { command: body.command, with_metadata: body.with_metadata === true, webhook_url: webhook });
@@ -104,12 +105,8 @@ tasks.openapi(
   },
 );
 
-/** DAILY_TASK_SECONDS of processing per user and UTC day (GET /v1/me's remaining_credits). */
-async function assertDailyQuota(env: Env, userId: string): Promise<void> {
-  const now = new Date();
-  const used = await processedSecondsStatement(env.DB, userId, startOfUtcDay(now)).first<{ value: number }>();
-  const quota = config(env).dailyTaskSeconds;
-  if (Number(used?.value ?? 0) < quota) return;
+/** DAILY_TASK_SECONDS of processing per user and UTC day (GET /v1/me's remaining_credits) are used up: the insert refused the task. */
+function quotaExceeded(quota: number, now: Date): AppError {
   const retryAfter = Math.max(1, Math.ceil((Date.parse(startOfUtcDay(now)) + 86_400_000 - now.getTime()) / 1000));
-  throw new AppError("QUOTA_EXCEEDED", `Today's ${quota} s of processing are used up; new tasks are accepted again at 00:00 UTC.`, { retry_after: retryAfter }).withHeaders({ "Retry-After": String(retryAfter) });
+  return new AppError("QUOTA_EXCEEDED", `Today's ${quota} s of processing are used up; new tasks are accepted again at 00:00 UTC.`, { retry_after: retryAfter }).withHeaders({ "Retry-After": String(retryAfter) });
 }

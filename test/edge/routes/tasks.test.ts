@@ -68,6 +68,8 @@ describe("POST /v1/tasks", () => {
     const retryAfter = Number(response.headers.get("retry-after"));
     expect(retryAfter).toBeGreaterThan(0);
     expect(retryAfter).toBeLessThanOrEqual(86_400);
+    const rows = await env.DB.prepare("SELECT COUNT(*) AS n FROM tasks WHERE user_id = ?").bind(userId).first<{ n: number }>();
+    expect(rows!.n).toBe(1);
   });
 });
 
