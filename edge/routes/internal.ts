@@ -51,15 +51,45 @@ internal.post("/internal/tasks/:task_id/events", async (c) => {
   const parsed = JobEventSchema.safeParse(await c.req.json().catch(() => undefined));
   if (!parsed.success) throw new AppError("VALIDATION_FAILED", `Invalid report: ${parsed.error.issues.map((issue) => issue.message).join("; ")}.`);
   const taskId = c.get("taskId");
+  let owner: Promise<string> | undefined;
+  const userId = () => (owner ??= ownerOf(c.env, taskId, c.get("userId")));
   let event: JobEvent = parsed.data;
   if ((event.type === "completed" || event.type === "failed") && event.log !== undefined) {
     // Stored before the end is recorded, so the log is there as soon as the task shows as ended;
     // the task's object keeps the report without it.
-    await storeLog(c.env, await ownerOf(c.env, taskId, c.get("userId")), taskId, event.log);
+    await storeLog(c.env, await userId(), taskId, event.log);
     event = { ...event, log: undefined };
   }
-  return c.json(await taskStub(c.env, taskId).report(event, c.get("run")));
+  let outputsStored = false;
+  if (event.type === "completed") {
+    outputsStored = await allReceipted(c.env, await userId(), taskId, event.outputs);
+    event = { ...event, outputs: event.outputs.map(({ receipt: _receipt, ...output }) => output) };
+  }
+  return c.json(await taskStub(c.env, taskId).report(event, c.get("run"), outputsStored));
 });
+
+/** Purpose of the edge's signed word that it stored an output (key and size) in R2 itself. */
+const RECEIPT = "stored";
+const RECEIPT_TTL_SECONDS = 24 * 3600;
+type Receipt = { k: string; s: number };
+
+function receiptFor(env: Env, key: string, size: number): Promise<string> {
+  return signToken(env.SIGNING_SECRET, RECEIPT, { k: key, s: size } satisfies Receipt, RECEIPT_TTL_SECONDS);
+}
+
+/**
+ * Whether every reported output comes with the edge's receipt for exactly that object and size:
+ * then the task's object need not `head` each one in R2 to trust the report. Outputs stored
+ * through a presigned URL have none, and are checked there as before.
+ */
+async function allReceipted(env: Env, userId: string, taskId: string, outputs: readonly { filename: string; size: number; receipt?: string }[]): Promise<boolean> {
+  for (const output of outputs) {
+    if (!output.receipt) return false;
+    const receipt = await verifyToken<Receipt>(env.SIGNING_SECRET, RECEIPT, output.receipt).catch(() => undefined);
+    if (receipt?.k !== outputKey(userId, taskId, output.filename) || receipt.s !== output.size) return false;
+  }
+  return true;
+}
 
 /** ffmpeg's stderr of the task, capped; kept as long as the task. */
 async function storeLog(env: Env, userId: string, taskId: string, text: string): Promise<void> {
@@ -110,7 +140,7 @@ internal.put("/internal/tasks/:task_id/outputs/:filename", async (c) => {
   const userId = await ownerOf(c.env, taskId, c.get("userId"));
   const declaredType = essence(c.req.header("content-type") ?? "") || "application/octet-stream";
   const record = await ingestUpload(c.env, userId, { body: c.req.raw.body, length, declaredType, filename, key: outputKey(userId, taskId, filename), taskId });
-  return c.json({ key: record.key, size: record.size, md5: record.md5 }, 201);
+  return c.json({ key: record.key, size: record.size, md5: record.md5, receipt: await receiptFor(c.env, record.key, record.size) }, 201);
 });
 
 /** A name the transcoder may store and a size within the upload limit. */
@@ -127,5 +157,5 @@ internal.put("/internal/objects/:token", async (c) => {
   if (!Number.isFinite(length) || length !== grant.s) throw new AppError("SIZE_MISMATCH", `Content-Length must be ${grant.s}, as granted.`);
   if (!c.req.raw.body) throw new AppError("EMPTY_FILE", "The output body is empty.");
   const record = await ingestUpload(c.env, grant.u, { body: c.req.raw.body, length, declaredType: grant.ct, filename: grant.k.split("/").pop(), key: grant.k, taskId: grant.t });
-  return c.json({ key: record.key, size: record.size, md5: record.md5 }, 201);
+  return c.json({ key: record.key, size: record.size, md5: record.md5, receipt: await receiptFor(c.env, record.key, record.size) }, 201);
 });

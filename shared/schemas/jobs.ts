@@ -55,6 +55,11 @@ export const JobEventSchema = z.discriminatedUnion("type", [
       filename: z.string(),
       size: z.number().int().nonnegative(),
       metadata: z.record(z.string(), z.unknown()).optional(),
+      /**
+       * What the edge answered the output's upload with when it stored the bytes itself: its
+       * signed word that the object is in R2 with this size, so the end needs no R2 `head`.
+       */
+      receipt: z.string().optional(),
     })).min(1),
     log,
   }),

@@ -54,15 +54,15 @@ export class EdgeClient {
   }
 
   /** PUTs one output straight to the edge (`outputs_direct` jobs): no grant request first. */
-  putOutput(filename: string, file: string, size: number, contentType: string, signal?: AbortSignal): Promise<void> {
+  putOutput(filename: string, file: string, size: number, contentType: string, signal?: AbortSignal): Promise<StoredReceipt> {
     return this.putFile(`${this.base}/outputs/${encodeURIComponent(filename)}`, file, size, contentType, signal, { authorization: `Bearer ${this.token}` });
   }
 
   /**
    * PUTs a file streamed from disk with an exact Content-Length (presigned object-store URLs
-   * refuse chunked bodies).
+   * refuse chunked bodies). Resolves with the edge's receipt when the edge stored it itself.
    */
-  putFile(uploadUrl: string, file: string, size: number, contentType: string, signal?: AbortSignal, extraHeaders: Record<string, string> = {}): Promise<void> {
+  putFile(uploadUrl: string, file: string, size: number, contentType: string, signal?: AbortSignal, extraHeaders: Record<string, string> = {}): Promise<StoredReceipt> {
     const url = new URL(uploadUrl);
     const client = url.protocol === "https:" ? https : http;
     const timeout = AbortSignal.timeout(Math.ceil(Math.max(this.timeoutMs, 60_000 + size / 1024)));
@@ -70,9 +70,15 @@ export class EdgeClient {
     return new Promise((resolve, reject) => {
       const request = client.request(url, { method: "PUT", signal: combined, headers: { ...extraHeaders, "content-type": contentType, "content-length": String(size) } }, (response) => {
         const status = response.statusCode ?? 0;
-        response.resume();
+        const chunks: Buffer[] = [];
+        let length = 0;
+        response.on("data", (chunk: Buffer) => {
+          // Only the edge's short JSON answer is kept; anything longer is not a receipt.
+          length += chunk.length;
+          if (length <= MAX_ANSWER_BYTES) chunks.push(chunk);
+        });
         response.on("end", () => {
-          if (status >= 200 && status < 300) resolve();
+          if (status >= 200 && status < 300) resolve(receiptIn(length <= MAX_ANSWER_BYTES ? Buffer.concat(chunks).toString("utf8") : ""));
           else reject(new CallbackError(`The upload was answered ${status}.`, isRetryable(status), status));
         });
         response.on("error", (error) => reject(new CallbackError(`The upload failed: ${error.message}.`, true)));
@@ -105,6 +111,19 @@ export class EdgeClient {
     } catch {
       throw new CallbackError(`${path} answered ${response.status} with a body that is not JSON.`, true, response.status);
     }
+  }
+}
+
+/** The edge's signed word that it stored an output (absent for a presigned object-store PUT). */
+export type StoredReceipt = string | undefined;
+const MAX_ANSWER_BYTES = 16 * 1024;
+
+function receiptIn(answer: string): StoredReceipt {
+  try {
+    const receipt = (JSON.parse(answer) as { receipt?: unknown }).receipt;
+    return typeof receipt === "string" ? receipt : undefined;
+  } catch {
+    return undefined;
   }
 }
 

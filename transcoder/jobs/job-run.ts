@@ -146,11 +146,12 @@ export class JobRun {
       const declared = declaredOutputs(parsed);
       const outputFiles = inCommandOrder(declared.names, onlyDeclared(declared, await collectOutputs(workspace.outDir, this.outputLimits)));
       checkExpected(declared.names, outputFiles);
-      await this.timed("upload", () => this.upload(outputFiles));
+      const receipts = await this.timed("upload", () => this.upload(outputFiles));
       const outputs = [];
       for (const file of outputFiles) {
         const metadata = this.job.with_metadata ? await this.timed("metadata", () => this.metadataOf(file, files)) : undefined;
-        outputs.push({ filename: file.filename, size: file.size, ...(metadata ? { metadata } : {}) });
+        const receipt = receipts.get(file.filename);
+        outputs.push({ filename: file.filename, size: file.size, ...(metadata ? { metadata } : {}), ...(receipt ? { receipt } : {}) });
       }
       this.signal.throwIfAborted();
       return { type: "completed", outputs };
@@ -241,16 +242,18 @@ export class JobRun {
     if (result.code !== 0) throw unreadableInput(result, streams.inputs, parsed, files.inputs) ?? new JobFailure("FFMPEG_FAILED", ffmpegFailure(result, files));
   }
 
-  private async upload(files: readonly OutputFile[]): Promise<void> {
+  /** Uploads every output; the edge's receipts by file name (the terminal report passes them on). */
+  private async upload(files: readonly OutputFile[]): Promise<Map<string, string>> {
     const { retryBaseMs, retryMaxDelayMs } = this.deps.config.timings;
+    const receipts = new Map<string, string>();
     for (const file of files) {
       const request = { filename: file.filename, size: file.size, content_type: contentTypeOf(file.filename) };
       try {
-        await retry(
+        const receipt = await retry(
           async () => {
             if (this.job.outputs_direct) return this.client.putOutput(file.filename, file.path, file.size, request.content_type, this.signal);
             const grant = await this.client.requestUpload(request, this.signal);
-            await this.client.putFile(grant.upload_url, file.path, file.size, request.content_type, this.signal);
+            return this.client.putFile(grant.upload_url, file.path, file.size, request.content_type, this.signal);
           },
           {
             retryable: (error, attempt) => !this.signal.aborted && error instanceof CallbackError && error.retryable && attempt < UPLOAD_ATTEMPTS,
@@ -258,12 +261,14 @@ export class JobRun {
             wake: this.signal,
           },
         );
+        if (receipt) receipts.set(file.filename, receipt);
       } catch (error) {
         this.signal.throwIfAborted();
         const detail = error instanceof Error ? error.message : String(error);
         throw new JobFailure("OUTPUT_UPLOAD_FAILED", `Output '${file.filename}' could not be stored: ${detail}`);
       }
     }
+    return receipts;
   }
 
   /** ffprobe's description of one output, with our local path replaced by the output's name. */

@@ -164,7 +164,7 @@ describe("POST /internal/tasks/{id}/outputs and PUT /internal/objects/{token}", 
 
     const stored = await putObject(grant.upload_url, bytes);
     expect(stored.status).toBe(201);
-    expect(await stored.json()).toEqual({ key: grant.key, size: bytes.byteLength, md5: await md5Hex(bytes) });
+    expect(await stored.json()).toEqual({ key: grant.key, size: bytes.byteLength, md5: await md5Hex(bytes), receipt: expect.any(String) });
     const object = await env.FILES.get(grant.key);
     expect(new Uint8Array(await object!.arrayBuffer())).toEqual(bytes);
     expect(object!.httpMetadata?.contentType).toBe("video/mp4");
@@ -234,15 +234,17 @@ describe("PUT /internal/tasks/{id}/outputs/{filename} (outputs_direct)", () => {
     const bytes = fakeMp4(4096);
     const stored = await putOutput(taskId, "out.mp4", token, bytes, { "content-type": "video/mp4; codecs=avc1" });
     expect(stored.status).toBe(201);
-    expect(await stored.json()).toEqual({ key: `outputs/${userId}/${taskId}/out.mp4`, size: bytes.byteLength, md5: await md5Hex(bytes) });
+    const answer = await stored.json<{ receipt: string }>();
+    expect(answer).toEqual({ key: `outputs/${userId}/${taskId}/out.mp4`, size: bytes.byteLength, md5: await md5Hex(bytes), receipt: expect.any(String) });
     const object = await env.FILES.get(`outputs/${userId}/${taskId}/out.mp4`);
     expect(new Uint8Array(await object!.arrayBuffer())).toEqual(bytes);
     expect(object!.httpMetadata?.contentType).toBe("video/mp4");
     expect(await env.DB.prepare("SELECT kind, task_id, user_id FROM files WHERE key = ?").bind(`outputs/${userId}/${taskId}/out.mp4`).first()).toEqual({ kind: "output", task_id: taskId, user_id: userId });
 
-    await callback(taskId, "events", token, { type: "completed", seq: 0, outputs: [{ filename: "out.mp4", size: bytes.byteLength }] });
+    await callback(taskId, "events", token, { type: "completed", seq: 0, outputs: [{ filename: "out.mp4", size: bytes.byteLength, receipt: answer.receipt }] });
     const task = await taskOf(taskId, key);
     expect(task).toMatchObject({ status: "completed", outputs: [{ filename: "out.mp4", size: bytes.byteLength }] });
+    expect((task.outputs as Record<string, unknown>[])[0]).not.toHaveProperty("receipt");
     const download = await api(pathOf((task.outputs as { url: string }[])[0]!.url), undefined);
     expect(new Uint8Array(await download.arrayBuffer())).toEqual(bytes);
   });
@@ -256,6 +258,41 @@ describe("PUT /internal/tasks/{id}/outputs/{filename} (outputs_direct)", () => {
     expect((await putOutput(taskId, "short.mp4", token, bytes, { "content-length": "10" })).status).toBeGreaterThanOrEqual(400);
     const listed = await env.FILES.list({ prefix: `outputs/${userId}/${taskId}/` });
     expect(listed.objects).toEqual([]);
+  });
+});
+
+describe("receipts: the edge's signed word that it stored an output", () => {
+  /** A task with one output stored by a direct PUT, and that PUT's receipt. */
+  async function storedOutput() {
+    const task = await newTask();
+    const bytes = fakeMp4(1024);
+    const answer = await (await putOutput(task.taskId, "out.mp4", task.token, bytes)).json<{ receipt: string }>();
+    return { ...task, size: bytes.byteLength, receipt: answer.receipt };
+  }
+
+  it("completes a task whose every output carries its receipt without looking the objects up in R2", async () => {
+    const { taskId, key, userId, token, size, receipt } = await storedOutput();
+    // Gone from R2 behind the edge's back: only a lookup would notice, and the receipt stands in for it.
+    await env.FILES.delete(`outputs/${userId}/${taskId}/out.mp4`);
+    await callback(taskId, "events", token, { type: "completed", seq: 0, outputs: [{ filename: "out.mp4", size, receipt }] });
+    expect(await taskOf(taskId, key)).toMatchObject({ status: "completed" });
+  });
+
+  it.each([
+    ["without a receipt", (receipt: string) => ({ receipt: undefined as string | undefined, sizeDelta: 0, name: "out.mp4", fromOther: false, value: receipt })],
+    ["with a receipt for another size", (receipt: string) => ({ receipt, sizeDelta: 1, name: "out.mp4", fromOther: false, value: receipt })],
+    ["with a receipt for another file name", (receipt: string) => ({ receipt, sizeDelta: 0, name: "other.mp4", fromOther: false, value: receipt })],
+    ["with another task's receipt", (receipt: string) => ({ receipt, sizeDelta: 0, name: "out.mp4", fromOther: true, value: receipt })],
+    ["with a forged receipt", (receipt: string) => ({ receipt: `${receipt.slice(0, -2)}xx`, sizeDelta: 0, name: "out.mp4", fromOther: false, value: receipt })],
+  ])("checks R2 for an output reported %s, and fails the task when the object is not there", async (_case, make) => {
+    const mine = await storedOutput();
+    const other = await storedOutput();
+    const { receipt, sizeDelta, name, fromOther } = make(mine.receipt);
+    const target = fromOther ? other : mine;
+    await env.FILES.delete(`outputs/${target.userId}/${target.taskId}/${name}`);
+    const output = { filename: name, size: target.size + sizeDelta, ...(receipt ? { receipt } : {}) };
+    await callback(target.taskId, "events", target.token, { type: "completed", seq: 0, outputs: [output] });
+    expect(await taskOf(target.taskId, target.key)).toMatchObject({ status: "failed", error_code: "OUTPUT_UPLOAD_FAILED" });
   });
 });
 

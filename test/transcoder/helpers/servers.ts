@@ -134,8 +134,9 @@ export async function startEdgeStub(): Promise<EdgeStub> {
       if (request.headers.authorization !== `Bearer ${stub.tokenFor(taskId)}`) return json(response, 401, { code: "UNAUTHORIZED" });
       if (stub.uploadStatus) return json(response, stub.uploadStatus, { code: "REFUSED" });
       if (Number(request.headers["content-length"]) !== body.length) return json(response, 400, { code: "SIZE_MISMATCH" });
-      uploads.set(`${taskId}/${decodeURIComponent(direct[2]!)}`, body);
-      return json(response, 201, { ok: true });
+      const name = decodeURIComponent(direct[2]!);
+      uploads.set(`${taskId}/${name}`, body);
+      return json(response, 201, { key: `${taskId}/${name}`, size: body.length, receipt: `receipt:${taskId}/${name}:${body.length}` });
     }
     const object = /^\/objects\/([^?]+)\?size=(\d+)$/.exec(url);
     if (object && request.method === "PUT") {

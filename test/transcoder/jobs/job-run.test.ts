@@ -34,6 +34,8 @@ describe("a job", () => {
       const body = world.edge.uploads.get(`${job.task_id}/${output.filename}`);
       expect(body?.length).toBe(output.size);
       expect(output.metadata).toBeUndefined();
+      // Stored through a grant (a presigned URL in production): no receipt, the edge checks R2.
+      expect(output.receipt).toBeUndefined();
       const file = path.join(os.tmpdir(), `${job.task_id}-${output.filename}`);
       await writeFile(file, body!);
       const probed = await probeFile(file);
@@ -107,14 +109,18 @@ describe("a job", () => {
     expect(terminal.outputs.map((output) => output.filename)).toEqual(["thumb_001.png", "thumb_002.png", "thumb_003.png"]);
   });
 
-  it("PUTs each output straight to {callback_url}/outputs/<name> with its token when the job says outputs_direct, asking for no grant", async () => {
+  it("PUTs each output straight to {callback_url}/outputs/<name> with its token when the job says outputs_direct, asking for no grant, and reports the edge's receipts", async () => {
     const job = jobFor(world.edge, `ffmpeg -i ${world.media.url("/clip.mp4")} -r 1 -t 2 thumb_%03d.png -t 1 out.mp4`, { outputs_direct: true });
     await postJob(world.transcoder.app, job);
     const terminal = await world.edge.waitForTerminal(job.task_id);
     if (terminal.type !== "completed") throw new Error(JSON.stringify(terminal));
     expect(terminal.outputs.map((output) => output.filename)).toEqual(["thumb_001.png", "thumb_002.png", "out.mp4"]);
     expect(world.edge.uploadRequests(job.task_id)).toEqual([]);
-    for (const output of terminal.outputs) expect(world.edge.uploads.get(`${job.task_id}/${output.filename}`)?.length).toBe(output.size);
+    for (const output of terminal.outputs) {
+      expect(world.edge.uploads.get(`${job.task_id}/${output.filename}`)?.length).toBe(output.size);
+      // The edge's receipt for each stored output goes back on the report, which then needs no R2 check.
+      expect(output.receipt).toBe(`receipt:${job.task_id}/${output.filename}:${output.size}`);
+    }
   });
 
   it("fails with OUTPUT_UPLOAD_FAILED when the edge refuses an upload, granted or direct", async () => {
