@@ -1,19 +1,4 @@
 /** The import rules of the tree, checked by test/structure/imports.test.ts. */
-
-const exactly = (file) => `^${file.replace(/[.]/g, "[.]")}$`;
-
-/**
- * A layer rule: nothing under `from` imports anything under `to`, except each known exception
- * [file, the one module it may import], which may import that module and nothing else in `to`.
- */
-function forbidUpward({ name, comment, from, to, knownExceptions }) {
-  const exceptionFiles = knownExceptions.map(([file]) => exactly(file));
-  return [
-    { name, comment, severity: "error", from: { path: from, pathNot: exceptionFiles }, to: { path: to } },
-    ...knownExceptions.map(([file, allowed]) => ({ name, comment: `${file} may import ${allowed} alone.`, severity: "error", from: { path: exactly(file) }, to: { path: to, pathNot: exactly(allowed) } })),
-  ];
-}
-
 module.exports = {
   forbidden: [
     {
@@ -44,21 +29,21 @@ module.exports = {
       from: { path: "^edge/" },
       to: { path: "(^|node_modules/)(fastify|@fastify/[^/]+)(/|$)", reachable: true },
     },
-    ...forbidUpward({
+    {
       name: "lib-imports-no-domain",
       comment:
         "edge/lib/ is the ground floor of the Worker (config, auth, problem details, platform helpers): routes and the domain build on it, never the reverse.",
-      from: "^edge/lib/",
-      to: "^edge/(accounts|tasks|files|dispatch|webhooks|queue|routes|console)/",
-      knownExceptions: [],
-    }),
-    ...forbidUpward({
+      severity: "error",
+      from: { path: "^edge/lib/" },
+      to: { path: "^edge/(accounts|tasks|files|dispatch|webhooks|routes|console)/" },
+    },
+    {
       name: "domain-imports-no-routes",
-      comment: "Routes (edge/routes/, the console) call the domain (tasks, files, accounts, dispatch, webhooks, queue); the domain never reaches back up into a route module.",
-      from: "^edge/(accounts|tasks|files|dispatch|webhooks|queue)/",
-      to: "^edge/(routes|console)/",
-      knownExceptions: [],
-    }),
+      comment: "Routes (edge/routes/, the console) call the domain (tasks, files, accounts, dispatch, webhooks); the domain never reaches back up into a route module.",
+      severity: "error",
+      from: { path: "^edge/(accounts|tasks|files|dispatch|webhooks)/" },
+      to: { path: "^edge/(routes|console)/" },
+    },
   ],
   options: {
     doNotFollow: { path: "node_modules" },
