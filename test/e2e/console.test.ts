@@ -326,12 +326,13 @@ describe("a developer's first session in the console", () => {
   it("filters the task list by status and pages through it", async () => {
     const { page, context } = await signedInUser();
     await ready(page);
-    // Three tasks whose input is refused when fetched (nothing listens on port 9): they fail fast.
+    // Three tasks whose input the CDN answers 404 (no such upload): they fail at once, since a
+    // 404 is final where a refused connection is tried again.
     const ids = await page.evaluate(async () => {
       const { csrf_token } = (await (await fetch("/console/api/session")).json()) as { csrf_token: string };
       const created: string[] = [];
       for (const name of ["a", "b", "c"]) {
-        const response = await fetch("/console/api/v1/tasks", { method: "POST", headers: { "content-type": "application/json", "x-csrf-token": csrf_token }, body: JSON.stringify({ command: `-i http://127.0.0.1:9/none.mp4 ${name}.mp4` }) });
+        const response = await fetch("/console/api/v1/tasks", { method: "POST", headers: { "content-type": "application/json", "x-csrf-token": csrf_token }, body: JSON.stringify({ command: `-i ${location.origin}/uploads/missing/none.mp4 ${name}.mp4` }) });
         created.push(((await response.json()) as { task_id: string }).task_id);
       }
       return created;
