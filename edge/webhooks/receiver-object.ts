@@ -13,12 +13,16 @@ interface Pending {
 
 /** Attempts one receiver gets at once; the rest wait for the next alarm. */
 const MAX_PARALLEL = 10;
+/** Beyond the receiver's timeout: an attempt under way holds its event this long, after which the alarm takes it over. */
+const ATTEMPT_LEASE_EXTRA_MS = 45_000;
 
 /**
  * One per receiver (a webhook URL): the events of a receiver that answers slowly or not at
  * all, delivered and retried on this object's own alarm, so that receiver's timeouts and
  * backoff hold up nobody else's deliveries. The task's Durable Object hands each end event
- * here and moves on; `accept` only stores it and sets the alarm.
+ * here and moves on: `accept` stores it and starts its first attempt without waiting for it
+ * (so a delivery that works at once costs no alarm); the alarm makes the retries, and takes
+ * over a first attempt that never finished (the object was evicted in the middle of it).
  */
 export class WebhookReceiverObject extends DurableObject<Env> {
   /**
@@ -34,7 +38,9 @@ export class WebhookReceiverObject extends DurableObject<Env> {
     const handover = parsed.data;
     const key = handover.redelivery ? `event:${handover.event.id}:redelivery:${handover.first_attempt_at}` : `event:${handover.event.id}`;
     if (await this.ctx.storage.get(key)) return;
-    await this.ctx.storage.put(key, { handover, attempts: 0, due: Date.now() } satisfies Pending);
+    const event: Pending = { handover, attempts: 0, due: Date.now() };
+    await this.ctx.storage.put(key, event);
+    this.ctx.waitUntil(this.attempt(key, event).then(() => this.arm()));
     await this.arm();
   }
 
@@ -45,19 +51,24 @@ export class WebhookReceiverObject extends DurableObject<Env> {
   override async alarm(): Promise<void> {
     const now = Date.now();
     const due = [...(await this.ctx.storage.list<Pending>({ prefix: "event:" }))].filter(([, event]) => event.due <= now).slice(0, MAX_PARALLEL);
-    await Promise.all(due.map(async ([key, event]) => {
-      const attempt = event.attempts + 1;
-      let retryAfterSeconds: number | undefined;
-      try {
-        ({ retryAfterSeconds } = await deliverOnce(this.env, event.handover, attempt));
-      } catch (error) {
-        console.error(JSON.stringify({ msg: "webhook delivery error", task_id: event.handover.task_id, error: String(error) }));
-        retryAfterSeconds = retryDelaySeconds(attempt, config(this.env).webhookRetryScheduleSeconds);
-      }
-      if (retryAfterSeconds === undefined) await this.ctx.storage.delete(key);
-      else await this.ctx.storage.put(key, { ...event, attempts: attempt, due: Date.now() + retryAfterSeconds * 1000 } satisfies Pending);
-    }));
+    await Promise.all(due.map(([key, event]) => this.attempt(key, event)));
     await this.arm();
+  }
+
+  /** One attempt at a stored event; it holds the event (a lease) while under way, then records when to retry, if ever. */
+  private async attempt(key: string, event: Pending): Promise<void> {
+    const settings = config(this.env);
+    await this.ctx.storage.put(key, { ...event, due: Date.now() + settings.webhookTimeoutSeconds * 1000 + ATTEMPT_LEASE_EXTRA_MS } satisfies Pending);
+    const attempt = event.attempts + 1;
+    let retryAfterSeconds: number | undefined;
+    try {
+      ({ retryAfterSeconds } = await deliverOnce(this.env, event.handover, attempt));
+    } catch (error) {
+      console.error(JSON.stringify({ msg: "webhook delivery error", task_id: event.handover.task_id, error: String(error) }));
+      retryAfterSeconds = retryDelaySeconds(attempt, settings.webhookRetryScheduleSeconds);
+    }
+    if (retryAfterSeconds === undefined) await this.ctx.storage.delete(key);
+    else await this.ctx.storage.put(key, { ...event, attempts: attempt, due: Date.now() + retryAfterSeconds * 1000 } satisfies Pending);
   }
 
   private async arm(): Promise<void> {

@@ -1,4 +1,4 @@
-import { env } from "cloudflare:test";
+import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { handOver, receiverStub } from "../../../edge/webhooks/handover";
 import { listDeliveries } from "../../../edge/webhooks/deliveries";
@@ -47,6 +47,34 @@ describe("a webhook receiver's object", () => {
     expect(await receiverStub(env, url).pending()).toBe(1);
     await handOver(env, { ...event, redelivery: true });
     expect(await receiverStub(env, url).pending()).toBe(2);
+  });
+
+  it("makes the first attempt on the hand-over itself and, once it succeeds, keeps no alarm", async () => {
+    const name = receiverName();
+    const url = hookUrl(name, 204);
+    const healthy = await endedTask(url);
+    await handOver(env, await handover(healthy.taskId));
+    await waitForDeliveries(healthy.taskId, (deliveries) => deliveries.length === 1);
+    const deadline = Date.now() + 10_000;
+    while ((await receiverStub(env, url).pending()) > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await receiverStub(env, url).pending()).toBe(0);
+    expect(await runInDurableObject(receiverStub(env, url), (_instance, state) => state.storage.getAlarm())).toBeNull();
+  });
+
+  it("takes over from its alarm an attempt that never finished (the object was evicted during it)", async () => {
+    const name = receiverName();
+    const url = hookUrl(name, 204);
+    const task = await endedTask(url);
+    const event = await handover(task.taskId);
+    const stub = receiverStub(env, url);
+    // What an eviction in the middle of the first attempt leaves: the event, its lease run out.
+    await runInDurableObject(stub, async (_instance, state) => {
+      await state.storage.put(`event:${event.event.id}`, { handover: event, attempts: 0, due: Date.now() - 1 });
+      await state.storage.setAlarm(Date.now() + 60_000);
+    });
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect(await listDeliveries(env.DB, task.taskId)).toMatchObject([{ attempt: 1, status_code: 204, success: true }]);
+    expect(await received(name)).toHaveLength(1);
   });
 
   it("drops a malformed hand-over", async () => {
