@@ -328,15 +328,15 @@ describe("a developer's first session in the console", () => {
     await ready(page);
     // Three tasks whose input the CDN answers 404 (no such upload): they fail at once, since a
     // 404 is final where a refused connection is tried again.
-    const ids = await page.evaluate(async () => {
+    const ids = await page.evaluate(async (origin) => {
       const { csrf_token } = (await (await fetch("/console/api/session")).json()) as { csrf_token: string };
       const created: string[] = [];
       for (const name of ["a", "b", "c"]) {
-        const response = await fetch("/console/api/v1/tasks", { method: "POST", headers: { "content-type": "application/json", "x-csrf-token": csrf_token }, body: JSON.stringify({ command: `-i ${location.origin}/uploads/missing/none.mp4 ${name}.mp4` }) });
+        const response = await fetch("/console/api/v1/tasks", { method: "POST", headers: { "content-type": "application/json", "x-csrf-token": csrf_token }, body: JSON.stringify({ command: `-i ${origin}/uploads/missing/none.mp4 ${name}.mp4` }) });
         created.push(((await response.json()) as { task_id: string }).task_id);
       }
       return created;
-    });
+    }, stack.edgeUrl);
     expect(ids).toHaveLength(3);
 
     await visit(page, "/console/tasks?limit=2");
