@@ -1,49 +1,18 @@
 /** The import rules of the tree, checked by test/structure/imports.test.ts. */
+const HONO = "(^|node_modules/)(hono|@hono/[^/]+)(/|$)";
+const FASTIFY = "(^|node_modules/)(fastify|@fastify/[^/]+|fastify-[^/]+)(/|$)";
+
+/** Modules under `from` may not import modules matching `to`; with `reachable`, not even through other modules. */
+const forbid = (name, comment, from, to, { reachable = false } = {}) => ({ name, comment, severity: "error", from: { path: from }, to: { path: to, ...(reachable && { reachable }) } });
+
 module.exports = {
   forbidden: [
-    {
-      name: "no-circular",
-      comment: "Layers point one way: a cycle, even through a type-only import, means two modules share one idea.",
-      severity: "error",
-      from: {},
-      to: { circular: true },
-    },
-    {
-      name: "shared-is-framework-free",
-      comment: "shared/ is imported by the Worker, the transcoder and the scripts alike; web frameworks belong to edge/ (Hono) and transcoder/ (Fastify).",
-      severity: "error",
-      from: { path: "^shared/" },
-      to: { path: "(^|node_modules/)(hono|@hono/[^/]+|fastify|@fastify/[^/]+|fastify-[^/]+)(/|$)" },
-    },
-    {
-      name: "transcoder-never-loads-hono",
-      comment: "The transcoder is a Fastify service: nothing it imports, directly or through shared/, may load the edge's framework.",
-      severity: "error",
-      from: { path: "^transcoder/" },
-      to: { path: "(^|node_modules/)(hono|@hono/[^/]+)(/|$)", reachable: true },
-    },
-    {
-      name: "edge-never-loads-fastify",
-      comment: "The Worker is a Hono app: nothing it imports may load the transcoder's framework.",
-      severity: "error",
-      from: { path: "^edge/" },
-      to: { path: "(^|node_modules/)(fastify|@fastify/[^/]+)(/|$)", reachable: true },
-    },
-    {
-      name: "lib-imports-no-domain",
-      comment:
-        "edge/lib/ is the ground floor of the Worker (config, auth, problem details, platform helpers): routes and the domain build on it, never the reverse.",
-      severity: "error",
-      from: { path: "^edge/lib/" },
-      to: { path: "^edge/(accounts|tasks|files|dispatch|webhooks|routes|console)/" },
-    },
-    {
-      name: "domain-imports-no-routes",
-      comment: "Routes (edge/routes/, the console) call the domain (tasks, files, accounts, dispatch, webhooks); the domain never reaches back up into a route module.",
-      severity: "error",
-      from: { path: "^edge/(accounts|tasks|files|dispatch|webhooks)/" },
-      to: { path: "^edge/(routes|console)/" },
-    },
+    { name: "no-circular", comment: "Layers point one way: a cycle, even through a type-only import, means two modules share one idea.", severity: "error", from: {}, to: { circular: true } },
+    forbid("shared-is-framework-free", "shared/ is imported by the Worker, the transcoder and the scripts alike; web frameworks belong to edge/ (Hono) and transcoder/ (Fastify).", "^shared/", [HONO, FASTIFY]),
+    forbid("transcoder-never-loads-hono", "The transcoder is a Fastify service: nothing it imports, directly or through shared/, may load the edge's framework.", "^transcoder/", HONO, { reachable: true }),
+    forbid("edge-never-loads-fastify", "The Worker is a Hono app: nothing it imports may load the transcoder's framework.", "^edge/", FASTIFY, { reachable: true }),
+    forbid("lib-imports-no-domain", "edge/lib/ is the ground floor of the Worker (config, auth, problem details, platform helpers): routes and the domain build on it, never the reverse.", "^edge/lib/", "^edge/(accounts|tasks|files|dispatch|webhooks|routes|console)/"),
+    forbid("domain-imports-no-routes", "Routes (edge/routes/, the console) call the domain (tasks, files, accounts, dispatch, webhooks); the domain never reaches back up into a route module.", "^edge/(accounts|tasks|files|dispatch|webhooks)/", "^edge/(routes|console)/"),
   ],
   options: {
     doNotFollow: { path: "node_modules" },
