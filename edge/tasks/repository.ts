@@ -118,7 +118,7 @@ export async function markFinished(
     .run();
 }
 
-/** Internal lookups (queue consumer, callbacks) that are not on behalf of a user. */
+/** Internal lookups (callbacks, the reconciler, a task object created before it kept its job) that are not on behalf of a user. */
 export async function findTaskById(db: D1Database, taskId: string): Promise<TaskRow | null> {
   return db.prepare("SELECT * FROM tasks WHERE id = ?").bind(taskId).first<TaskRow>();
 }

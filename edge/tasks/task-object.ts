@@ -52,7 +52,7 @@ export class TaskObject extends DurableObject<Env> {
     return this.load();
   }
 
-  /** Taken by the queue consumer before it dispatches, so a redelivered job never runs twice. */
+  /** Taken by `dispatch` before it hands the job over, so a redelivered job never runs twice. */
   async claimDispatch(): Promise<ClaimResult> {
     return this.exclusive(async () => {
       const state = await this.load();
