@@ -42,12 +42,17 @@ async function outboxLink(email: string, path: string): Promise<string> {
   throw new Error(`no mail with ${path} for ${email}`);
 }
 
-async function signUpAndVerify(page: Page, email: string): Promise<void> {
-  await page.goto(`${stack.edgeUrl}/console/signup`);
+/** Fills in the sign-up form of the stack at `edgeUrl` and waits until it says a link was mailed. */
+async function signUp(page: Page, email: string, edgeUrl = stack.edgeUrl): Promise<void> {
+  await page.goto(`${edgeUrl}/console/signup`);
   await page.getByLabel("Email").fill(email);
   await page.getByLabel("Password").fill(PASSWORD);
   await page.getByRole("button", { name: "Create account" }).click();
   await expect.poll(() => page.locator("#flash").textContent(), PATIENT).toContain("verification link");
+}
+
+async function signUpAndVerify(page: Page, email: string): Promise<void> {
+  await signUp(page, email);
   await page.goto(await outboxLink(email, "/console/verify"));
   await page.waitForURL(/\/console\/signin\?reason=verified/);
 }
@@ -419,11 +424,7 @@ describe("what the console refuses", () => {
     expect(new URL(page.url()).pathname).toBe("/console/reset");
 
     const email = newEmail();
-    await page.goto(`${stack.edgeUrl}/console/signup`);
-    await page.getByLabel("Email").fill(email);
-    await page.getByLabel("Password").fill(PASSWORD);
-    await page.getByRole("button", { name: "Create account" }).click();
-    await expect.poll(() => page.locator("#flash").textContent(), PATIENT).toContain("verification link");
+    await signUp(page, email);
     await signIn(page, email);
     await expect.poll(() => page.locator("#flash").textContent(), PATIENT).toContain("verification mail");
     expect(new URL(page.url()).pathname).toBe("/console/signin");
@@ -502,11 +503,7 @@ describe("an expired session", () => {
   it("is refused by the server even if the browser still sends its cookie, and the console asks to sign in again", async () => {
     const { page, context } = await newSession(browser);
     const email = newEmail();
-    await page.goto(`${shortStack.edgeUrl}/console/signup`);
-    await page.getByLabel("Email").fill(email);
-    await page.getByLabel("Password").fill(PASSWORD);
-    await page.getByRole("button", { name: "Create account" }).click();
-    await expect.poll(() => page.locator("#flash").textContent(), PATIENT).toContain("verification link");
+    await signUp(page, email, shortStack.edgeUrl);
     const { messages } = (await (await shortStack.fetch(`/console/api/dev/outbox?to=${encodeURIComponent(email)}`)).json()) as { messages: { links: string[] }[] };
     await page.goto(messages[0]!.links.find((link) => link.includes("/console/verify"))!);
     await page.waitForURL(/reason=verified/);
