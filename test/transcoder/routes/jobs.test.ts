@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { useJobInputs } from "../helpers/job-world";
+import { useJobWorld } from "../helpers/job-world";
 import { SECRET, type TestTranscoder, groupAlive, jobFor, postJob, slowCommand, startTranscoder, waitUntil } from "../helpers/transcoder";
 
-const inputs = useJobInputs();
+const world = useJobWorld();
 
 function expectProblem(response: { statusCode: number; headers: Record<string, unknown>; json(): Record<string, unknown> }, status: number, code: string): void {
   expect(response.statusCode).toBe(status);
@@ -22,13 +22,13 @@ describe("POST /jobs", () => {
     ["a Basic scheme", `Basic ${Buffer.from(`x:${SECRET}`).toString("base64")}`],
     ["the secret with a suffix", `Bearer ${SECRET}x`],
   ])("answers 401 problem details for %s", async (_name, authorization) => {
-    const response = await transcoder.app.inject({ method: "POST", url: "/jobs", headers: authorization ? { authorization } : {}, payload: jobFor(inputs.edge, "ffmpeg -i https://example.com/a.mp4 out.mp4") });
+    const response = await transcoder.app.inject({ method: "POST", url: "/jobs", headers: authorization ? { authorization } : {}, payload: jobFor(world.edge, "ffmpeg -i https://example.com/a.mp4 out.mp4") });
     expectProblem(response, 401, "UNAUTHORIZED");
     expect(response.headers["www-authenticate"]).toMatch(/^Bearer/);
   });
 
   it("answers 400 VALIDATION_FAILED for a body that is not a job", async () => {
-    const response = await postJob(transcoder.app, { ...jobFor(inputs.edge, "ffmpeg -i https://example.com/a.mp4 out.mp4"), task_id: "../etc", timeout_seconds: -1 });
+    const response = await postJob(transcoder.app, { ...jobFor(world.edge, "ffmpeg -i https://example.com/a.mp4 out.mp4"), task_id: "../etc", timeout_seconds: -1 });
     expectProblem(response, 400, "VALIDATION_FAILED");
     expect(response.json().errors.map((error: { path: string }) => error.path).sort()).toEqual(["task_id", "timeout_seconds"]);
   });
@@ -41,83 +41,75 @@ describe("POST /jobs", () => {
   });
 
   it("accepts a task once: a redelivery answers 409 while it runs and after it finished, and ffmpeg runs once", async () => {
-    const job = jobFor(inputs.edge, `ffmpeg -i ${inputs.media.url("/clip.mp4")} -t 1 out.mp4`);
-    const hitsBefore = inputs.media.hits.filter((hit) => hit === "/clip.mp4").length;
+    const job = jobFor(world.edge, `ffmpeg -i ${world.media.url("/clip.mp4")} -t 1 out.mp4`);
+    const hitsBefore = world.media.hits.filter((hit) => hit === "/clip.mp4").length;
     expect((await postJob(transcoder.app, job)).statusCode).toBe(202);
     expectProblem(await postJob(transcoder.app, job), 409, "TASK_NOT_RUNNABLE");
-    await inputs.edge.waitForTerminal(job.task_id);
+    await world.edge.waitForTerminal(job.task_id);
     await waitUntil(() => transcoder.app.jobs.running === 0);
     expectProblem(await postJob(transcoder.app, job), 409, "TASK_NOT_RUNNABLE");
-    expect(inputs.edge.events(job.task_id).filter((event) => event.type === "started")).toHaveLength(1);
-    expect(inputs.edge.events(job.task_id).filter((event) => event.type === "completed")).toHaveLength(1);
-    expect(inputs.media.hits.filter((hit) => hit === "/clip.mp4").length - hitsBefore).toBe(1);
+    expect(world.edge.events(job.task_id).filter((event) => event.type === "started")).toHaveLength(1);
+    expect(world.edge.events(job.task_id).filter((event) => event.type === "completed")).toHaveLength(1);
+    expect(world.media.hits.filter((hit) => hit === "/clip.mp4").length - hitsBefore).toBe(1);
   });
 
   it("answers 503 TRANSCODER_BUSY with Retry-After when every slot is taken, and logs no error for it", async () => {
-    const running = jobFor(inputs.edge, slowCommand(inputs.media.url("/long.mp4")));
+    const running = jobFor(world.edge, slowCommand(world.media.url("/long.mp4")));
     expect((await postJob(transcoder.app, running)).statusCode).toBe(202);
-    const response = await postJob(transcoder.app, jobFor(inputs.edge, `ffmpeg -i ${inputs.media.url("/clip.mp4")} out.mp4`));
+    const response = await postJob(transcoder.app, jobFor(world.edge, `ffmpeg -i ${world.media.url("/clip.mp4")} out.mp4`));
     expectProblem(response, 503, "TRANSCODER_BUSY");
     expect(Number(response.headers["retry-after"])).toBeGreaterThan(0);
     const errors = transcoder.logs.map((line) => JSON.parse(line) as { level: number; msg?: string }).filter((entry) => entry.level >= 50);
     expect(errors).toEqual([]);
     await transcoder.app.inject({ method: "DELETE", url: `/jobs/${running.task_id}`, headers: { authorization: `Bearer ${SECRET}` } });
-    await inputs.edge.waitForTerminal(running.task_id);
+    await world.edge.waitForTerminal(running.task_id);
   });
 });
 
 describe("GET /jobs/:task_id", () => {
-  let transcoder: TestTranscoder;
-  beforeAll(async () => (transcoder = await startTranscoder()));
-  afterAll(async () => transcoder?.close());
-
   it("answers 200 while the job runs here and 404 once it is gone, so the edge can tell a lost run", async () => {
-    const job = jobFor(inputs.edge, slowCommand(inputs.media.url("/long.mp4")));
-    await postJob(transcoder.app, job);
-    const running = await transcoder.app.inject({ method: "GET", url: `/jobs/${job.task_id}`, headers: { authorization: `Bearer ${SECRET}` } });
+    const job = jobFor(world.edge, slowCommand(world.media.url("/long.mp4")));
+    await postJob(world.transcoder.app, job);
+    const running = await world.transcoder.app.inject({ method: "GET", url: `/jobs/${job.task_id}`, headers: { authorization: `Bearer ${SECRET}` } });
     expect(running.statusCode).toBe(200);
     expect(running.json()).toEqual({ running: true });
-    await transcoder.app.inject({ method: "DELETE", url: `/jobs/${job.task_id}`, headers: { authorization: `Bearer ${SECRET}` } });
-    await inputs.edge.waitForTerminal(job.task_id, 5_000);
-    await waitUntil(() => transcoder.app.jobs.get(job.task_id) === undefined);
-    expectProblem(await transcoder.app.inject({ method: "GET", url: `/jobs/${job.task_id}`, headers: { authorization: `Bearer ${SECRET}` } }), 404, "NOT_FOUND");
+    await world.transcoder.app.inject({ method: "DELETE", url: `/jobs/${job.task_id}`, headers: { authorization: `Bearer ${SECRET}` } });
+    await world.edge.waitForTerminal(job.task_id, 5_000);
+    await waitUntil(() => world.transcoder.app.jobs.get(job.task_id) === undefined);
+    expectProblem(await world.transcoder.app.inject({ method: "GET", url: `/jobs/${job.task_id}`, headers: { authorization: `Bearer ${SECRET}` } }), 404, "NOT_FOUND");
   });
 
   it("answers 401 without the secret", async () => {
-    expectProblem(await transcoder.app.inject({ method: "GET", url: "/jobs/nope" }), 401, "UNAUTHORIZED");
+    expectProblem(await world.transcoder.app.inject({ method: "GET", url: "/jobs/nope" }), 401, "UNAUTHORIZED");
   });
 });
 
 describe("DELETE /jobs/:task_id", () => {
-  let transcoder: TestTranscoder;
-  beforeAll(async () => (transcoder = await startTranscoder()));
-  afterAll(async () => transcoder?.close());
-
   it("cancels a running job: ffmpeg's process group is gone within 2 s and the job fails CANCELED", async () => {
-    const job = jobFor(inputs.edge, slowCommand(inputs.media.url("/long.mp4")));
-    await postJob(transcoder.app, job);
+    const job = jobFor(world.edge, slowCommand(world.media.url("/long.mp4")));
+    await postJob(world.transcoder.app, job);
     let pid: number | undefined;
-    await waitUntil(() => (pid = transcoder.app.jobs.get(job.task_id)?.ffmpegPid) !== undefined);
+    await waitUntil(() => (pid = world.transcoder.app.jobs.get(job.task_id)?.ffmpegPid) !== undefined);
     await new Promise((resolve) => setTimeout(resolve, 300));
     const asked = Date.now();
-    const response = await transcoder.app.inject({ method: "DELETE", url: `/jobs/${job.task_id}`, headers: { authorization: `Bearer ${SECRET}` } });
+    const response = await world.transcoder.app.inject({ method: "DELETE", url: `/jobs/${job.task_id}`, headers: { authorization: `Bearer ${SECRET}` } });
     expect(response.statusCode).toBe(202);
     expect(response.json()).toEqual({ canceled: true });
     expect(groupAlive(pid!)).toBe(false);
-    const terminal = await inputs.edge.waitForTerminal(job.task_id, 2_000);
+    const terminal = await world.edge.waitForTerminal(job.task_id, 2_000);
     expect(Date.now() - asked).toBeLessThan(2_000);
     expect(terminal).toMatchObject({ type: "failed", error_code: "CANCELED" });
-    expect(inputs.edge.uploadRequests(job.task_id)).toEqual([]);
-    expect(await transcoder.leftovers()).toEqual([]);
+    expect(world.edge.uploadRequests(job.task_id)).toEqual([]);
+    expect(await world.transcoder.leftovers()).toEqual([]);
   });
 
   it("answers 404 for a task that is not running here", async () => {
-    const response = await transcoder.app.inject({ method: "DELETE", url: "/jobs/nope", headers: { authorization: `Bearer ${SECRET}` } });
+    const response = await world.transcoder.app.inject({ method: "DELETE", url: "/jobs/nope", headers: { authorization: `Bearer ${SECRET}` } });
     expectProblem(response, 404, "NOT_FOUND");
   });
 
   it("answers 401 without the secret", async () => {
-    expectProblem(await transcoder.app.inject({ method: "DELETE", url: "/jobs/nope" }), 401, "UNAUTHORIZED");
+    expectProblem(await world.transcoder.app.inject({ method: "DELETE", url: "/jobs/nope" }), 401, "UNAUTHORIZED");
   });
 });
 
@@ -136,12 +128,12 @@ describe("shutting down", () => {
   it("refuses new jobs with 503, stops running ones after the grace period and reports them failed", async () => {
     const transcoder = await startTranscoder();
     try {
-      const job = jobFor(inputs.edge, slowCommand(inputs.media.url("/long.mp4")));
+      const job = jobFor(world.edge, slowCommand(world.media.url("/long.mp4")));
       await postJob(transcoder.app, job);
       let pid: number | undefined;
       await waitUntil(() => (pid = transcoder.app.jobs.get(job.task_id)?.ffmpegPid) !== undefined);
       const stopped = transcoder.app.jobs.shutdown(300);
-      const refused = await postJob(transcoder.app, jobFor(inputs.edge, `ffmpeg -i ${inputs.media.url("/clip.mp4")} out.mp4`));
+      const refused = await postJob(transcoder.app, jobFor(world.edge, `ffmpeg -i ${world.media.url("/clip.mp4")} out.mp4`));
       expectProblem(refused, 503, "TRANSCODER_BUSY");
       expect(refused.headers["retry-after"]).toBeDefined();
       const health = await transcoder.app.inject({ method: "GET", url: "/health" });
@@ -149,7 +141,7 @@ describe("shutting down", () => {
       expect(health.json()).toMatchObject({ status: "draining", running: 1 });
       await stopped;
       expect(groupAlive(pid!)).toBe(false);
-      expect(inputs.edge.events(job.task_id).at(-1)).toMatchObject({ type: "failed", error_code: "INTERNAL", error: expect.stringContaining("shut down") });
+      expect(world.edge.events(job.task_id).at(-1)).toMatchObject({ type: "failed", error_code: "INTERNAL", error: expect.stringContaining("shut down") });
       expect(await transcoder.leftovers()).toEqual([]);
     } finally {
       await transcoder.close();
