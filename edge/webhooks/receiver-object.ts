@@ -57,6 +57,12 @@ export class WebhookReceiverObject extends DurableObject<Env> {
 
   /** One attempt at a stored event; it holds the event (a lease) while under way, then records when to retry, if ever. */
   private async attempt(key: string, event: Pending): Promise<void> {
+    if (!WebhookHandoverSchema.safeParse(event.handover).success) {
+      // An event stored before hand-overs carried the whole event (it held only a queue message's body).
+      console.error(JSON.stringify({ msg: "dropping a stored webhook event without a hand-over", key }));
+      await this.ctx.storage.delete(key);
+      return;
+    }
     const settings = config(this.env);
     await this.ctx.storage.put(key, { ...event, due: Date.now() + settings.webhookTimeoutSeconds * 1000 + ATTEMPT_LEASE_EXTRA_MS } satisfies Pending);
     const attempt = event.attempts + 1;

@@ -77,6 +77,16 @@ describe("a webhook receiver's object", () => {
     expect(await received(name)).toHaveLength(1);
   });
 
+  it("drops, on its alarm, a stored event that carries no hand-over (kept by an older version)", async () => {
+    const stub = receiverStub(env, hookUrl(receiverName()));
+    await runInDurableObject(stub, async (_instance, state) => {
+      await state.storage.put("event:old", { body: { task_id: "tsk_old" }, attempts: 1, due: Date.now() - 1 });
+      await state.storage.setAlarm(Date.now() + 60_000);
+    });
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect(await stub.pending()).toBe(0);
+  });
+
   it("drops a malformed hand-over", async () => {
     const url = hookUrl(receiverName());
     await receiverStub(env, url).accept({ task: "nope" });
