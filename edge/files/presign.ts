@@ -28,7 +28,7 @@ export async function presignR2Put(env: Env, request: PresignRequest): Promise<s
 }
 
 /** Whether presigned R2 URLs can be made here (R2 S3 credentials are configured). */
-export function canPresign(env: Env): boolean {
+export function canPresign(env: Env): env is Env & Record<"R2_ACCOUNT_ID" | "R2_ACCESS_KEY_ID" | "R2_SECRET_ACCESS_KEY", string> {
   return Boolean(env.R2_ACCOUNT_ID && env.R2_ACCESS_KEY_ID && env.R2_SECRET_ACCESS_KEY);
 }
 

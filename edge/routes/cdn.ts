@@ -70,7 +70,7 @@ cdn.on(["GET", "HEAD"], "/:area{uploads|outputs}/*", async (c) => {
 });
 
 /** A GET of the whole file, or a conditional one, on a cache miss: one R2 `get`. */
-async function wholeFile(env: Env, context: ExecutionContext, request: Request, key: string, lookup: Request): Promise<Response> {
+async function wholeFile(env: Env, context: { waitUntil(promise: Promise<unknown>): void }, request: Request, key: string, lookup: Request): Promise<Response> {
   const object = await env.FILES.get(key);
   if (!object) throw notFound();
   const remainingSeconds = await remainingLifetime(env, object);
