@@ -70,7 +70,6 @@ TranscoderContainer.outboundByHost = {
 };
 TranscoderContainer.outbound = (request: Request, env: Env) => fetchInput(request, env);
 
-type Routes = Parameters<Hono<{ Bindings: Env }>["route"]>[1];
 let edgeCalls: Hono<{ Bindings: Env }> | undefined;
 
 /**
@@ -78,7 +77,7 @@ let edgeCalls: Hono<{ Bindings: Env }> | undefined;
  * Worker. The entry module plugs the routes in (edge/index.ts), so that this platform adapter
  * imports no route module: routes build on dispatch, never the reverse.
  */
-export function serveEdgeCalls(routes: Routes): void {
+export function serveEdgeCalls<Routes extends { Bindings: Env }>(routes: Hono<Routes>): void {
   const app = new Hono<{ Bindings: Env }>();
   app.route("/", routes);
   app.notFound((c) => problemResponse(new AppError("NOT_FOUND", `There is no route ${c.req.method} ${c.req.path}.`)));
