@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Stack, uploadLocalFile } from "../../scripts/lib/local-stack";
 import { makeClip, mediaDir } from "../../scripts/lib/media";
 import { type TaskBody, getTask, submitTask, waitForEnd } from "./helpers";
-import { ThrottledLink } from "./throttled-link";
+import { throttledLink } from "./relay";
 
 // Faults on the real stack: whatever is lost, every task ends, and ends well when the
 // service comes back. Deadlines are generous: these tests run on busy machines.
@@ -90,7 +90,7 @@ describe("faults on the real stack", () => {
     const { url } = await uploadLocalFile(stack, key, raw, "video/x-matroska");
     // The transcoder reaches the edge's CDN route through a link that carries 1 MB/s: at
     // least a minute for the whole input, so the restart lands inside the download.
-    const link = await ThrottledLink.start(stack.edgeUrl, 1_000_000);
+    const link = await throttledLink(stack.edgeUrl, 1_000_000);
     try {
       const input = url.replace(stack.edgeUrl, link.url);
       const response = await submitTask(stack, key, { command: `ffmpeg -i ${input} -t 1 -c:v libx264 -preset ultrafast out.mp4` });

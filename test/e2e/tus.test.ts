@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { Upload } from "tus-js-client";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
-import { FlakyLink } from "./flaky-link";
+import { flakyLink } from "./relay";
 import { Stack, authed } from "../../scripts/lib/local-stack";
 
 type UrlStorage = NonNullable<Upload["options"]["urlStorage"]>;
@@ -64,7 +64,7 @@ describe("a resumable upload with tus-js-client", () => {
     file.set([0, 0, 0, 0x18, 0x66, 0x74, 0x79, 0x70, 0x69, 0x73, 0x6f, 0x6d], 0);
     const urlStorage = new MemoryUrlStorage();
     // The first PATCH goes through a link that drops halfway through its body; then the network recovers.
-    const link = await FlakyLink.start(stack.edgeUrl, file.byteLength / 2);
+    const link = await flakyLink(stack.edgeUrl, file.byteLength / 2);
     onTestFinished(() => link.stop());
     const options = {
       endpoint: `${link.url}/api/upload/tus`,

@@ -139,21 +139,16 @@ describe("downloadToFile through transient failures", () => {
     await expectWholeBody(file);
   });
 
-  it("gives up after the last try with URL_UNREACHABLE, saying how many tries were made, and leaves no file", async () => {
-    origin = await startOrigin(Array<Behaviour>(10).fill("reset"));
+  it.each([
+    { every: "reset" as Behaviour, code: "URL_UNREACHABLE", detail: "(5 tries)", why: "saying how many tries were made" },
+    { every: "503" as Behaviour, code: "URL_REMOTE_STATUS", detail: "answered 503", why: "keeping the last gateway answer as the reason" },
+  ])("gives up after the last try when every try gets $every, $why, and leaves no file", async ({ every, code, detail }) => {
+    origin = await startOrigin(Array<Behaviour>(10).fill(every));
     const error = await failure(downloadToFile(origin.url, destination(), fast));
-    expect(error.code).toBe("URL_UNREACHABLE");
-    expect(error.detail).toContain("(5 tries)");
+    expect(error.code).toBe(code);
+    expect(error.detail).toContain(detail);
     expect(origin.connections).toBe(5);
     expect(await readdir(dir)).toEqual([]);
-  });
-
-  it("keeps the last gateway answer as the reason when every try gets one", async () => {
-    origin = await startOrigin(Array<Behaviour>(10).fill("503"));
-    const error = await failure(downloadToFile(origin.url, destination(), fast));
-    expect(error.code).toBe("URL_REMOTE_STATUS");
-    expect(error.detail).toContain("answered 503");
-    expect(origin.connections).toBe(5);
   });
 
   it("stops retrying at the overall deadline with URL_TIMEOUT", async () => {
