@@ -8,10 +8,10 @@ import { queueJobs } from "../dispatch/jobs-queue";
 import { config } from "../lib/config";
 import type { WebhookHandover } from "../../shared/schemas/webhooks";
 import { handoverFor } from "../webhooks/event";
-import { handOver } from "../webhooks/handover";
+import { WebhookOutbox } from "../webhooks/outbox";
 import { afterTaskEnded, endedTaskRow } from "./end-effects";
 import { TaskFanOut } from "./fan-out";
-import { outputKey } from "./outputs";
+import { verifyStoredOutputs } from "./outputs";
 import { findTaskById, markFinished, markRetried, markRunning } from "./repository";
 import {
   type CancelResult, type ClaimResult, type LiveState, type Limits, applyEvent, claim, dispatched, dueAction, fail, initialState, isFinal, lostTranscoder, nextCheck, queued, unreachable, waiting,
@@ -20,9 +20,6 @@ import {
 const STATE_KEY = "state";
 /** What the task runs, kept from its submission so that a dispatch reads nothing from D1. */
 const JOB_KEY = "job";
-/** The end event not yet handed to its receiver's object; the alarm tries again until it is. */
-const OUTBOX_KEY = "webhook-outbox";
-const OUTBOX_RETRY_MS = 30_000;
 
 type TaskMeta = { task_id: string; user_id: string; created_at: string };
 
@@ -39,6 +36,7 @@ export type DispatchResult = { kind: "skipped"; reason: Extract<ClaimResult, { o
 export class TaskObject extends DurableObject<Env> {
   private queue: Promise<unknown> = Promise.resolve();
   private readonly fanOut = new TaskFanOut(this.ctx, this.env);
+  private readonly outbox = new WebhookOutbox(this.ctx.storage);
 
   async init(meta: TaskMeta, job?: JobSpec): Promise<void> {
     await this.exclusive(async () => {
@@ -182,7 +180,7 @@ export class TaskObject extends DurableObject<Env> {
       let next = applyEvent(state, event, new Date().toISOString());
       if (!next) return { ok: true, cancel: isFinal(state.status) };
       // `outputsStored`: the callback route checked the edge's receipts for every output.
-      if (next.status === "completed" && !outputsStored) next = await this.verifyOutputs(next);
+      if (next.status === "completed" && !outputsStored) next = await verifyStoredOutputs(this.env.FILES, next);
       if (isFinal(next.status)) await this.persistEnd(next);
       else if (next.retries !== state.retries) await this.restart(state, next);
       else {
@@ -212,7 +210,7 @@ export class TaskObject extends DurableObject<Env> {
     await this.exclusive(async () => {
       const state = await this.load();
       if (!state) return;
-      if (isFinal(state.status)) return this.flushOutbox();
+      if (isFinal(state.status)) return this.outbox.flush(this.env);
       const now = Date.now();
       const action = dueAction(state, now, this.limits());
       switch (action?.kind) {
@@ -260,17 +258,6 @@ export class TaskObject extends DurableObject<Env> {
     return { heartbeatTimeoutMs: settings.heartbeatTimeoutSeconds * 1000, taskTimeoutMs: settings.taskTimeoutSeconds * 1000 };
   }
 
-  /** Outputs count only once they are really in R2 with the size the transcoder reported. */
-  private async verifyOutputs(state: LiveState): Promise<LiveState> {
-    for (const output of state.outputs ?? []) {
-      const head = await this.env.FILES.head(outputKey(state.user_id, state.task_id, output.filename));
-      if (!head || head.size !== output.size) {
-        return fail({ ...state, progress: 99, outputs: null }, "OUTPUT_UPLOAD_FAILED", `Output '${output.filename}' was reported but is not stored.`, state.finished_at!);
-      }
-    }
-    return state;
-  }
-
   /**
    * Writes the end to D1, then stores it here together with its webhook event (one atomic put:
    * an end stored here always has its event in the outbox), then hands the event over.
@@ -288,21 +275,7 @@ export class TaskObject extends DurableObject<Env> {
     const job = await this.jobSpec(state.task_id);
     const handover = job ? handoverFor(this.env, endedTaskRow(state, job), false) : undefined;
     await this.save(state, handover);
-    await Promise.all([afterTaskEnded(this.env, state), this.flushOutbox()]);
-  }
-
-  /** Hands the end event to its receiver's object; kept, and tried again by the alarm, until that works. */
-  private async flushOutbox(): Promise<void> {
-    const handover = await this.ctx.storage.get<WebhookHandover>(OUTBOX_KEY);
-    if (!handover) return;
-    try {
-      await handOver(this.env, handover);
-      await this.ctx.storage.delete(OUTBOX_KEY);
-      await this.ctx.storage.deleteAlarm();
-    } catch (error) {
-      console.error(JSON.stringify({ msg: "webhook hand-over failed; the task's alarm tries again", task_id: handover.task_id, error: String(error) }));
-      await this.ctx.storage.setAlarm(Date.now() + OUTBOX_RETRY_MS);
-    }
+    await Promise.all([afterTaskEnded(this.env, state), this.outbox.flush(this.env)]);
   }
 
   /** The job as submitted; read from D1 only for a task created before the object kept it. */
@@ -319,7 +292,7 @@ export class TaskObject extends DurableObject<Env> {
 
   private async save(state: LiveState, outbox?: WebhookHandover): Promise<void> {
     const previous = await this.load();
-    await this.ctx.storage.put(outbox ? { [STATE_KEY]: state, [OUTBOX_KEY]: outbox } : { [STATE_KEY]: state });
+    await this.ctx.storage.put({ [STATE_KEY]: state, ...WebhookOutbox.entry(outbox) });
     await this.schedule(state);
     this.fanOut.notify(previous, state);
   }
@@ -327,8 +300,8 @@ export class TaskObject extends DurableObject<Env> {
   private async schedule(state: LiveState): Promise<void> {
     const now = Date.now();
     const next = this.fanOut.nextAlarm(nextCheck(state, now, this.limits()), state, now);
-    if (next !== undefined) await this.ctx.storage.setAlarm(next);
-    else if (await this.ctx.storage.get(OUTBOX_KEY)) await this.ctx.storage.setAlarm(Date.now() + OUTBOX_RETRY_MS);
+    const at = next ?? (await this.outbox.retryAt(now));
+    if (at !== undefined) await this.ctx.storage.setAlarm(at);
     else await this.ctx.storage.deleteAlarm();
   }
 

@@ -4,6 +4,7 @@ import { taskStub } from "../../../edge/lib/stubs";
 import type { TaskObject } from "../../../edge/tasks/task-object";
 import { findTaskById, insertTask } from "../../../edge/tasks/repository";
 import { sweepUndeliveredWebhooks } from "../../../edge/webhooks/handover";
+import { OUTBOX_KEY } from "../../../edge/webhooks/outbox";
 import { listDeliveries } from "../../../edge/webhooks/deliveries";
 import { WebhookEventSchema } from "../../../shared/schemas/webhooks";
 import { originUrl } from "../files/fixtures";
@@ -23,7 +24,7 @@ async function runningTask(webhookUrl: string) {
   return { taskId, stub, key };
 }
 
-const outbox = (stub: DurableObjectStub<TaskObject>) => runInDurableObject(stub, (_instance, state) => state.storage.get("webhook-outbox"));
+const outbox = (stub: DurableObjectStub<TaskObject>) => runInDurableObject(stub, (_instance, state) => state.storage.get(OUTBOX_KEY));
 
 describe("the end of a task", () => {
   it("hands its event to the receiver, which delivers the task exactly as GET /v1/tasks/{id} shows it", async () => {
