@@ -2,8 +2,16 @@ import { DurableObject } from "cloudflare:workers";
 import { config } from "../lib/config";
 import { liveState } from "../tasks/live-state";
 import { isFinal } from "../tasks/state";
+import type { JobMessage } from "../../shared/schemas/queue";
 import { queueJobs } from "./jobs-queue";
-import { type Waiting, oldestFirst } from "./waiting";
+
+/** A task in the line: what its job message carries, so the line can queue it again. */
+type Waiting = JobMessage;
+
+/** The line serves the oldest submission first (ties by id, so the order is total). */
+function oldestFirst(a: Waiting, b: Waiting): number {
+  return a.created_at.localeCompare(b.created_at) || a.task_id.localeCompare(b.task_id);
+}
 
 interface Line {
   /** Tasks holding one of the user's running slots. */
