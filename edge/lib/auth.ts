@@ -107,6 +107,20 @@ export function constantTimeEqual(a: string, b: string): boolean {
 export const KEY_RECHECK_MS = 5_000;
 
 /**
+ * Which of these API key hashes are still valid (not revoked, not deleted), in one D1 read. If
+ * D1 cannot answer, every key counts as valid: a stream is cut for a revocation, never for an outage.
+ */
+export async function liveKeyHashes(db: D1Database, hashes: readonly string[]): Promise<Set<string>> {
+  if (hashes.length === 0) return new Set();
+  return db
+    .prepare(`SELECT hash FROM api_keys WHERE revoked_at IS NULL AND hash IN (${hashes.map(() => "?").join(",")})`)
+    .bind(...hashes)
+    .all<{ hash: string }>()
+    .then((result) => new Set(result.results.map((row) => row.hash)))
+    .catch(() => new Set(hashes));
+}
+
+/**
  * A stream that ends as soon as the API key behind the request is revoked: a watcher keeps
  * its stream open for the whole task, and revoking a key must cut off everything it opened.
  */
@@ -119,8 +133,7 @@ export function untilKeyRevoked(c: Context<AuthEnv>, body: ReadableStream<Uint8A
   return new ReadableStream<Uint8Array>({
     start(controller) {
       timer = setInterval(async () => {
-        const row = await c.env.DB.prepare("SELECT 1 AS ok FROM api_keys WHERE hash = ? AND revoked_at IS NULL").bind(hash).first().catch(() => ({ ok: 1 }));
-        if (row) return;
+        if ((await liveKeyHashes(c.env.DB, [hash])).has(hash)) return;
         stop();
         await reader.cancel().catch(() => {});
         try {

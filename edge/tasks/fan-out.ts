@@ -1,4 +1,4 @@
-import { KEY_RECHECK_MS } from "../lib/auth";
+import { KEY_RECHECK_MS, liveKeyHashes } from "../lib/auth";
 import { presentLive } from "./present";
 import { type LiveState, isFinal } from "./state";
 
@@ -101,11 +101,7 @@ export class TaskFanOut {
     });
     if (sockets.length === 0) return;
     const hashes = [...new Set(sockets.map((entry) => entry.keyHash))];
-    const live = await this.env.DB.prepare(`SELECT hash FROM api_keys WHERE revoked_at IS NULL AND hash IN (${hashes.map(() => "?").join(",")})`)
-      .bind(...hashes)
-      .all<{ hash: string }>()
-      .then((result) => new Set(result.results.map((row) => row.hash)))
-      .catch(() => new Set(hashes));
+    const live = await liveKeyHashes(this.env.DB, hashes);
     for (const { socket, keyHash } of sockets) {
       if (live.has(keyHash)) continue;
       try {
