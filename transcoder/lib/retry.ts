@@ -11,8 +11,8 @@ export interface RetryOptions {
 
 /**
  * Runs `work` until it succeeds, a failure is not retryable, or `delayMs` says to stop; then
- * throws the last failure. The one retry loop of the transcoder: input downloads, output uploads,
- * the ffmpeg log and job reports all go through it.
+ * throws the last failure. The one retry loop of the transcoder: input downloads, output uploads
+ * and job reports (the terminal one carries ffmpeg's log) all go through it.
  */
 export async function retry<T>(work: (attempt: number) => Promise<T>, options: RetryOptions): Promise<T> {
   for (let attempt = 1; ; attempt++) {
