@@ -80,7 +80,7 @@ export async function removeWorkspace(workspace: Workspace): Promise<void> {
   await rm(workspace.root, { recursive: true, force: true, maxRetries: 3 });
 }
 
-// Also the sandbox's own ".root@…" skeleton and ".probe@…" scratch folders.
+// Also the sandbox's own ".root@…" folder (skeleton and fstab) and ".probe@…" scratch folders.
 const OWNED = /^\.?[A-Za-z0-9_-]+@(\d+)\.(\d+)-[A-Za-z0-9]{6}$/;
 const UNOWNED = /^[A-Za-z0-9_-]+-[A-Za-z0-9]{6}$/;
 

@@ -74,8 +74,8 @@ export class Sandbox {
       runAs?: User | undefined;
       /** Root can drop to any uid: each job gets its own. */
       perJobUid?: boolean;
-      /** `job-root.sh` and the skeleton root it mounts into (the server's own, made at boot). */
-      jobRoot?: { script: string; skeleton: string } | undefined;
+      /** `job-root.sh`, the skeleton root it mounts into and the fstab of those mounts (the server's own, made at boot). */
+      jobRoot?: JobRoot | undefined;
       /**
        * Root creates the namespaces and then drops to nobody. A non-root server must drop
        * first: a user namespace made before the drop has no mapping for nobody's uid.
@@ -97,7 +97,7 @@ export class Sandbox {
 
   /** Removes the skeleton of the job root (the server is closing). */
   async dispose(): Promise<void> {
-    if (this.layers.jobRoot) await rm(this.layers.jobRoot.skeleton, { recursive: true, force: true });
+    if (this.layers.jobRoot) await rm(this.layers.jobRoot.home, { recursive: true, force: true });
   }
 
   get runAs(): User | undefined {
@@ -138,7 +138,7 @@ export class Sandbox {
     if (unshare) {
       const mountFlags = mount ? [...(inUserNamespace ? ["--map-root-user"] : []), "--mount", "--propagation", "private"] : [];
       chain.push(unshare.file, ...unshare.flags, ...mountFlags, "--");
-      if (mount) chain.push("/bin/sh", mount.script, mount.skeleton, mount.dir, mount.cwd);
+      if (mount) chain.push("/bin/sh", mount.script, mount.skeleton, mount.fstab, mount.dir, mount.cwd);
     }
     if (prlimit) chain.push(prlimit, ...prlimitArgs(limits), "--");
     if (setpriv && !dropFirst) chain.push(...setprivArgs(setpriv, user), "--");
@@ -209,31 +209,57 @@ async function userLayerFor(setpriv: string, program: string): Promise<{ setpriv
 /** System paths a job root shows read-only: libraries, the sandbox's own programs, fonts for subtitles. */
 const JOB_ROOT_PATHS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc/ld.so.cache", "/etc/alternatives", "/etc/fonts", "/var/cache/fontconfig", "/dev/null", "/dev/urandom"];
 
+/** Where the job root's pieces are: all in `home`, so removing it removes them. */
+interface JobRoot {
+  script: string;
+  home: string;
+  skeleton: string;
+  fstab: string;
+}
+
 /**
- * Makes this server's skeleton of the job root in WORK_ROOT (`.root@<pid>.<start>-XXXXXX`, swept
- * with the job folders when the server is gone): a mount point for each system path this host
- * has (symlinks such as /lib -> usr/lib copied as they are) and `job/`. Nothing is mounted on the
- * host: each job mounts into it in its own mount namespace. Undefined when that does not work.
+ * Makes this server's skeleton of the job root in WORK_ROOT (`.root@<pid>.<start>-XXXXXX/root`,
+ * swept with the job folders when the server is gone): a mount point for each system path this
+ * host has (symlinks such as /lib -> usr/lib copied as they are) and `job/`. Nothing is mounted
+ * on the host: each job mounts into it in its own mount namespace. Beside it, the fstab of the
+ * read-only system mounts, so that a job makes them all with one `mount -a` (one process instead
+ * of one per path: ~1.5 ms of fork and exec each). Undefined when that does not work.
  */
-async function jobRootFor(unshare: { file: string; flags: string[] }, setpriv: string, program: string, workRoot: string): Promise<{ script: string; skeleton: string } | undefined> {
+async function jobRootFor(unshare: { file: string; flags: string[] }, setpriv: string, program: string, workRoot: string): Promise<JobRoot | undefined> {
   const script = fileURLToPath(new URL("./job-root.sh", import.meta.url));
   await mkdir(workRoot, { recursive: true, mode: 0o711 });
-  const skeleton = await mkdtemp(path.join(workRoot, `.root@${ownerTag()}-`));
-  await chmod(skeleton, 0o755);
+  const home = await mkdtemp(path.join(workRoot, `.root@${ownerTag()}-`));
+  await chmod(home, 0o711);
+  const skeleton = path.join(home, "root");
+  await mkdir(skeleton, { mode: 0o755 });
+  const mounts: string[] = [];
   for (const hostPath of JOB_ROOT_PATHS) {
     const info = await lstat(hostPath).catch(() => undefined);
     if (!info) continue;
     const target = path.join(skeleton, hostPath);
     await mkdir(path.dirname(target), { recursive: true, mode: 0o755 });
-    if (info.isSymbolicLink()) await symlink(await readlink(hostPath), target);
-    else if (info.isDirectory()) await mkdir(target, { mode: 0o755 });
+    if (info.isSymbolicLink()) {
+      await symlink(await readlink(hostPath), target);
+      continue;
+    }
+    if (info.isDirectory()) await mkdir(target, { mode: 0o755 });
     else await writeFile(target, "", { mode: 0o644 });
+    // Devices stay devices (ffmpeg writes to /dev/null); everything else is read-only and inert.
+    mounts.push(fstabLine(hostPath, target, hostPath.startsWith("/dev/") ? "bind" : "bind,ro,nosuid,nodev"));
   }
   await mkdir(path.join(skeleton, JOB_MOUNT), { mode: 0o755 });
-  const jobRoot = { script, skeleton };
+  const fstab = path.join(home, "fstab");
+  await writeFile(fstab, mounts.join(""), { mode: 0o644 });
+  const jobRoot = { script, home, skeleton, fstab };
   if (await works(new Sandbox({ unshare, setpriv, jobRoot }), program, await scratchJob(workRoot))) return jobRoot;
-  await rm(skeleton, { recursive: true, force: true });
+  await rm(home, { recursive: true, force: true });
   return undefined;
+}
+
+/** One fstab(5) line; whitespace and backslashes in paths are written as the octal escapes mount reads. */
+function fstabLine(source: string, target: string, options: string): string {
+  const escape = (value: string) => value.replace(/[\\ \t\n]/g, (char) => `\\${char.charCodeAt(0).toString(8).padStart(3, "0")}`);
+  return `${escape(source)} ${escape(target)} none ${options} 0 0\n`;
 }
 
 async function scratchJob(workRoot: string): Promise<JobContext> {

@@ -51,7 +51,7 @@ describe("a running ffmpeg", () => {
     // In its job root, ffmpeg's "/" is the skeleton, its folder is /job, and nothing else of the host is there.
     const root = await readlink(`/proc/${pid}/root`);
     if (health.isolation.job_root) {
-      expect(root).toMatch(/\/\.root@\d+\.\d+-[A-Za-z0-9]{6}$/);
+      expect(root).toMatch(/\/\.root@\d+\.\d+-[A-Za-z0-9]{6}\/root$/);
       expect(cmdline.some((arg) => arg.startsWith("/job/in/input-0"))).toBe(true);
       // mountinfo shows mount points relative to the process's root, and only those inside it.
       const mounts = (await readFile(`/proc/${pid}/mountinfo`, "utf8")).split("\n").filter(Boolean).map((line) => line.split(" ")[4]!);
@@ -107,6 +107,29 @@ describe("the job root", () => {
         expect(other.stderr).toContain("No such file or directory");
       }
       await rm(hostSecret, { force: true });
+    } finally {
+      await sandbox.dispose();
+      await rm(workRoot, { recursive: true, force: true });
+    }
+  });
+  it("mounts every system path with one mount run, also when the work root's path has spaces and backslashes", async () => {
+    const workRoot = await mkdtemp(path.join(os.tmpdir(), "ffedge jobroot \\ tab\t-"));
+    const sandbox = await detectSandbox("auto", "ffmpeg", workRoot);
+    try {
+      // Root on a host with util-linux (this CI machine) always gets the job root.
+      if (process.getuid?.() !== 0) return;
+      expect(sandbox.report.job_root).toBe(true);
+      const dir = await mkdtemp(path.join(workRoot, "job "));
+      await chmod(dir, 0o755);
+      await writeFile(path.join(dir, "mine.txt"), "job file\n", { mode: 0o644 });
+      const job = { dir, cwd: "/job", user: sandbox.acquireUser() };
+      const limits = { cpuSeconds: 10, memoryBytes: 1024 ** 3, fileBytes: 1024 ** 2, processes: 64, openFiles: 64 };
+      const run = (program: string, args: string[]) => runIsolated(sandbox.wrap(program, args, limits, job), { cwd: sandbox.spawnCwd(job), timeoutMs: 10_000 }).result;
+      expect((await run("/bin/cat", ["mine.txt"])).stdout.toString()).toBe("job file\n");
+      // The system files are there read-only, and /dev/null still takes writes.
+      const touched = await run("/bin/sh", ["-c", "echo x > /dev/null && touch /usr/ffedge-probe"]);
+      expect(touched.code).not.toBe(0);
+      expect(touched.stderr).toContain("Read-only file system");
     } finally {
       await sandbox.dispose();
       await rm(workRoot, { recursive: true, force: true });
