@@ -17,5 +17,7 @@ mount --bind -o nosuid,nodev "$job" "$root/job"
 
 # The programs after this one (prlimit, setpriv) drop every privilege, so chroot is enough:
 # without CAP_SYS_CHROOT there is no way back out.
-# env -i: the shell exported PWD; the program gets an empty environment, as without a job root.
-exec /usr/bin/env -i /usr/bin/unshare --root="$root" --wd="$wd" -- "$@"
+# The server spawns this with an empty environment, to which the shell added only PWD: without
+# it the program gets an empty environment, as without a job root (and no `env -i` to exec).
+unset PWD
+exec /usr/bin/unshare --root="$root" --wd="$wd" -- "$@"
