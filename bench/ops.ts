@@ -8,7 +8,8 @@
  *
  * The real Worker runs on the real local stack, wrapped by a bench-only entry module
  * (written here, never deployed) whose env counts D1 rows, Durable Object requests, queue
- * messages and R2 operations (bench/worker/meter.ts).
+ * messages and R2 operations, and whose Durable Objects count their storage's rows
+ * (bench/worker/meter.ts).
  */
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { type Server, createServer } from "node:http";
@@ -23,6 +24,9 @@ const PRICES = {
   workerRequest: 0.3 / 1e6,
   d1RowRead: 0.001 / 1e6,
   d1RowWritten: 1.0 / 1e6,
+  /** SQLite-backed Durable Object storage, billed since January 2026 at D1's row prices. */
+  doRowRead: 0.001 / 1e6,
+  doRowWritten: 1.0 / 1e6,
   doRequest: 0.15 / 1e6,
   /** Durable Object duration: $12.50 per million GB-s, at the 128 MB every object is billed for. */
   doGbSecond: 12.5 / 1e6,
@@ -145,9 +149,14 @@ function table(c: Counts, containerSeconds: number): string[] {
     ["Queue operations (write + read + delete)", written + delivered + written, PRICES.queueOperation, `${written} messages, ${delivered} deliveries`],
     ["R2 class A", c["r2.class_a"] ?? 0, PRICES.r2ClassA, ""],
     ["R2 class B", c["r2.class_b"] ?? 0, PRICES.r2ClassB, ""],
+    ["Durable Object storage rows read", sum(c, /^do\..+\.storage_rows_read$/), PRICES.doRowRead, `${sum(c, /^do\..+\.storage_calls$/)} key-value and alarm calls: ${Object.entries(c).filter(([name]) => /^do\..+\.storage_calls$/.test(name)).map(([name, value]) => `${name.split(".")[1]} ${value}`).join(", ")}`],
+    ["Durable Object storage rows written", sum(c, /^do\..+\.storage_rows_written$/), PRICES.doRowWritten, ""],
   ];
-  // D1 bills rows, not queries; a query is the operation, its rows are shown beside it.
-  const operations = rows.reduce((total, [name, count]) => total + (name.startsWith("D1 rows") ? 0 : count), 0) + (c["d1.queries"] ?? 0);
+  // D1 bills rows, not queries; a query is the operation, its rows are shown beside it. The
+  // objects' own storage is not in issue 12's list of operations: its calls are counted apart,
+  // and its rows priced like D1's.
+  const operations = rows.reduce((total, [name, count]) => total + (name.startsWith("D1 rows") || name.startsWith("Durable Object storage") ? 0 : count), 0) + (c["d1.queries"] ?? 0);
+  const storageCalls = sum(c, /^do\..+\.storage_calls$/);
   const doGbSeconds = (sum(c, /^do\..+\.wall_ms$/) / 1000) * 0.128;
   const lines = ["| Operation | Count | Cost of 1,000 | Detail |", "|---|---|---|---|"];
   let total = 0;
@@ -162,6 +171,7 @@ function table(c: Counts, containerSeconds: number): string[] {
     lines.push(`| Container seconds (standard-2, upload to webhook) | ${containerSeconds.toFixed(1)} s | $${(containerSeconds * PRICES.containerSecond * 1000).toFixed(4)} | upper bound: CPU is billed when active |`);
   }
   lines.push(`| **Platform operations** (requests, D1 queries, DO requests, queue ops, R2 ops) | **${operations}** | | target ≤ ${TARGET_OPERATIONS}: ${operations <= TARGET_OPERATIONS ? "met" : "missed"} |`);
+  lines.push(`| … and the Durable Objects' own storage calls (not in the target's list) | ${storageCalls} | | ${operations + storageCalls} with them |`);
   lines.push(`| **Cost of 1,000** | | **$${total.toFixed(4)}** | |`);
   return lines;
 }

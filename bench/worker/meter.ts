@@ -9,6 +9,9 @@
  * - Durable Objects: requests (RPC calls, fetches, alarms); wall time per request as a proxy for duration.
  * - Queues: one operation per message written, read (delivered) and deleted (acknowledged).
  * - R2: class A (put, multipart create/part/complete, list), class B (get, head); delete is free.
+ * - Durable Object storage (SQLite-backed objects, billed since January 2026 like D1: rows read
+ *   and rows written): its key-value API keeps one row per key, so a key read is a row read and
+ *   a key put or deleted a row written; setting or deleting an alarm is a row written.
  * https://developers.cloudflare.com/workers/platform/pricing/
  */
 
@@ -194,10 +197,44 @@ export function meterEnv<E extends object>(env: E): E {
   return wrapped as E;
 }
 
-/** A Durable Object class whose instances see a metered env and count their alarms. */
+/**
+ * Makes a Durable Object's storage count the rows its key-value and alarm calls read and write.
+ * Patched on the object itself: the runtime accepts only its own state object in a Durable
+ * Object's constructor, so the state cannot be wrapped.
+ */
+function meterStorage(binding: string, storage: DurableObjectStorage): void {
+  const rows = (kind: "read" | "written", by: number, label: string) => {
+    add(`do.${binding}.storage_calls`, 1, `storage.${label} (${kind} ${by})`);
+    add(`do.${binding}.storage_rows_${kind}`, by);
+  };
+  const counted: Record<string, (args: unknown[], result: unknown) => void> = {
+    get: ([first], result) => rows("read", result instanceof Map ? result.size : result === undefined ? 0 : 1, `get ${Array.isArray(first) ? first.join(",") : String(first)}`),
+    list: (_args, result) => rows("read", (result as Map<string, unknown>).size, "list"),
+    put: ([first]) => rows("written", typeof first === "string" ? 1 : Object.keys(first as object).length, `put ${typeof first === "string" ? first : Object.keys(first as object).join(",")}`),
+    delete: ([first], result) => rows("written", typeof result === "number" ? result : result ? 1 : 0, `delete ${Array.isArray(first) ? first.join(",") : String(first)}`),
+    setAlarm: () => rows("written", 1, "setAlarm"),
+    deleteAlarm: () => rows("written", 1, "deleteAlarm"),
+    getAlarm: () => rows("read", 1, "getAlarm"),
+  };
+  if ((storage as unknown as { __metered?: boolean }).__metered) return;
+  for (const [method, count] of Object.entries(counted)) {
+    const real = (storage as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>)[method]!;
+    Object.defineProperty(storage, method, {
+      value: async (...args: unknown[]) => {
+        const result = await real.apply(storage, args);
+        count(args, result);
+        return result;
+      },
+    });
+  }
+  Object.defineProperty(storage, "__metered", { value: true });
+}
+
+/** A Durable Object class whose instances see a metered env and storage and count their alarms. */
 export function meterClass<C extends new (ctx: DurableObjectState, env: never) => object>(binding: string, Base: C): C {
   const Metered = class extends (Base as new (ctx: DurableObjectState, env: object) => { alarm?: (info?: unknown) => Promise<void> }) {
     constructor(ctx: DurableObjectState, env: object) {
+      meterStorage(binding, ctx.storage);
       super(ctx, meterEnv(env));
     }
   };
