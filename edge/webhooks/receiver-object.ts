@@ -38,9 +38,10 @@ export class WebhookReceiverObject extends DurableObject<Env> {
     const handover = parsed.data;
     const key = handover.redelivery ? `event:${handover.event.id}:redelivery:${handover.first_attempt_at}` : `event:${handover.event.id}`;
     if (await this.ctx.storage.get(key)) return;
-    const event: Pending = { handover, attempts: 0, due: Date.now() };
+    // Stored already leased to the first attempt, which starts now: one write, not two.
+    const event: Pending = { handover, attempts: 0, due: this.leaseEnd() };
     await this.ctx.storage.put(key, event);
-    this.ctx.waitUntil(this.attempt(key, event).then(() => this.arm()));
+    this.ctx.waitUntil(this.attempt(key, event, true).then(() => this.arm()));
     await this.arm();
   }
 
@@ -56,7 +57,7 @@ export class WebhookReceiverObject extends DurableObject<Env> {
   }
 
   /** One attempt at a stored event; it holds the event (a lease) while under way, then records when to retry, if ever. */
-  private async attempt(key: string, event: Pending): Promise<void> {
+  private async attempt(key: string, event: Pending, leased = false): Promise<void> {
     if (!WebhookHandoverSchema.safeParse(event.handover).success) {
       // An event stored before hand-overs carried the whole event (it held only a queue message's body).
       console.error(JSON.stringify({ msg: "dropping a stored webhook event without a hand-over", key }));
@@ -64,7 +65,7 @@ export class WebhookReceiverObject extends DurableObject<Env> {
       return;
     }
     const settings = config(this.env);
-    await this.ctx.storage.put(key, { ...event, due: Date.now() + settings.webhookTimeoutSeconds * 1000 + ATTEMPT_LEASE_EXTRA_MS } satisfies Pending);
+    if (!leased) await this.ctx.storage.put(key, { ...event, due: this.leaseEnd() } satisfies Pending);
     const attempt = event.attempts + 1;
     let retryAfterSeconds: number | undefined;
     try {
@@ -75,6 +76,11 @@ export class WebhookReceiverObject extends DurableObject<Env> {
     }
     if (retryAfterSeconds === undefined) await this.ctx.storage.delete(key);
     else await this.ctx.storage.put(key, { ...event, attempts: attempt, due: Date.now() + retryAfterSeconds * 1000 } satisfies Pending);
+  }
+
+  /** Until when an attempt starting now holds its event: the receiver's timeout and a margin. */
+  private leaseEnd(): number {
+    return Date.now() + config(this.env).webhookTimeoutSeconds * 1000 + ATTEMPT_LEASE_EXTRA_MS;
   }
 
   private async arm(): Promise<void> {
