@@ -169,6 +169,18 @@ function startOf(state: LiveState, now: string): string {
   return state.dispatch === "claimed" || state.dispatch === "dispatched" ? state.dispatch_at : now;
 }
 
+/**
+ * Whether `next` differs from `state` only as a running task's progress report moves it (its
+ * percent, sequence number and heartbeat): a change the task's object may keep in memory for a
+ * while instead of writing it at once.
+ */
+export function onlyProgressMoved(state: LiveState, next: LiveState): boolean {
+  if (state.status !== "running" || next.status !== "running") return false;
+  const rest = ({ progress: _p, last_seq: _s, heartbeat_at: _h, ...others }: LiveState) => others;
+  const [a, b] = [rest(state), rest(next)];
+  return (Object.keys(a) as (keyof typeof a)[]).every((key) => JSON.stringify(a[key]) === JSON.stringify(b[key]));
+}
+
 export function fail(state: LiveState, code: TaskFailureCode, error: string, now: string): LiveState {
   return { ...state, status: "failed", finished_at: now, error, error_code: code };
 }

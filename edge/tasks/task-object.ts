@@ -14,12 +14,20 @@ import { TaskFanOut } from "./fan-out";
 import { verifyStoredOutputs } from "./outputs";
 import { findTaskById, markFinished, markRetried, markRunning } from "./repository";
 import {
-  type CancelResult, type ClaimResult, type LiveState, type Limits, applyEvent, claim, dispatched, dueAction, fail, initialState, isFinal, lostTranscoder, nextCheck, queued, unreachable, waiting,
+  type CancelResult, type ClaimResult, type LiveState, type Limits, applyEvent, claim, dispatched, dueAction, fail, initialState, isFinal, lostTranscoder, nextCheck, onlyProgressMoved, queued, unreachable, waiting,
 } from "./state";
 
 const STATE_KEY = "state";
 /** What the task runs, kept from its submission so that a dispatch reads nothing from D1. */
 const JOB_KEY = "job";
+/**
+ * A running task's progress reports come twice a second; its state is written at most this
+ * often for them (each write is two billed rows: the state and the alarm). Between writes the
+ * latest state is held in memory, where polls and watchers read it; any other change and the
+ * alarm write it. An object evicted in between has lost at most this much progress, and its
+ * heartbeat deadline runs from at most this much earlier.
+ */
+const PROGRESS_WRITE_MS = 10_000;
 
 type TaskMeta = { task_id: string; user_id: string; created_at: string };
 
@@ -37,6 +45,9 @@ export class TaskObject extends DurableObject<Env> {
   private queue: Promise<unknown> = Promise.resolve();
   private readonly fanOut = new TaskFanOut(this.ctx, this.env);
   private readonly outbox = new WebhookOutbox(this.ctx.storage);
+  /** The state when only progress moved since it was last written (see PROGRESS_WRITE_MS). */
+  private held: LiveState | undefined;
+  private writtenAt = 0;
 
   async init(meta: TaskMeta, job?: JobSpec): Promise<void> {
     await this.exclusive(async () => {
@@ -127,6 +138,7 @@ export class TaskObject extends DurableObject<Env> {
   async destroy(): Promise<void> {
     await this.exclusive(async () => {
       this.fanOut.close();
+      this.held = undefined;
       await this.ctx.storage.deleteAlarm();
       await this.ctx.storage.deleteAll();
     });
@@ -185,7 +197,8 @@ export class TaskObject extends DurableObject<Env> {
       else if (next.retries !== state.retries) await this.restart(state, next);
       else {
         if (state.status === "pending") await markRunning(this.env.DB, next.task_id, next.started_at!);
-        await this.save(next);
+        if (onlyProgressMoved(state, next) && Date.now() - this.writtenAt < PROGRESS_WRITE_MS) this.hold(state, next);
+        else await this.save(next);
       }
       return { ok: true, cancel: false };
     });
@@ -215,13 +228,13 @@ export class TaskObject extends DurableObject<Env> {
       const action = dueAction(state, now, this.limits());
       switch (action?.kind) {
         case undefined:
-          return this.schedule(state);
+          return this.held ? this.save(state) : this.schedule(state);
         case "fail":
           return this.persistEnd(fail(state, action.code, action.error, new Date(now).toISOString()));
         case "lost":
           return this.loseRun(state, action.reason, now);
         case "probe":
-          if (await dispatcherFor(this.env).isRunning(state.task_id, action.target)) return this.schedule(state);
+          if (await dispatcherFor(this.env).isRunning(state.task_id, action.target)) return this.held ? this.save(state) : this.schedule(state);
           return this.loseRun(state, "The transcoder running the task went away.", now);
         case "resend":
           await queueJobs(this.env, [state]);
@@ -287,13 +300,21 @@ export class TaskObject extends DurableObject<Env> {
   }
 
   private async load(): Promise<LiveState | undefined> {
-    return this.ctx.storage.get<LiveState>(STATE_KEY);
+    return this.held ?? this.ctx.storage.get<LiveState>(STATE_KEY);
   }
 
   private async save(state: LiveState, outbox?: WebhookHandover): Promise<void> {
     const previous = await this.load();
+    this.held = undefined;
     await this.ctx.storage.put({ [STATE_KEY]: state, ...WebhookOutbox.entry(outbox) });
+    this.writtenAt = Date.now();
     await this.schedule(state);
+    this.fanOut.notify(previous, state);
+  }
+
+  /** Keeps a progress-only change in memory until the next write (see PROGRESS_WRITE_MS). */
+  private hold(previous: LiveState, state: LiveState): void {
+    this.held = state;
     this.fanOut.notify(previous, state);
   }
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   CLAIM_LEASE_MS, MAX_RETRIES, UNREACHABLE_DEADLINE_MS, PENDING_DEADLINE_MS, PROBE_AFTER_MS, QUEUED_RESEND_MS, START_DEADLINE_MS, applyEvent, claim, dispatched, dueAction, initialState, lostTranscoder,
-  nextCheck, queued, unreachable, waiting,
+  nextCheck, onlyProgressMoved, queued, unreachable, waiting,
 } from "../../../edge/tasks/state";
 
 // Pure functions: this file runs in the node project, without workerd.
@@ -26,6 +26,18 @@ describe("task state machine", () => {
     const at50 = applyEvent(started, { type: "progress", seq: 5, progress: 50 }, now)!;
     expect(applyEvent(at50, { type: "progress", seq: 5, progress: 60 }, now)).toBeUndefined();
     expect(applyEvent(at50, { type: "progress", seq: 3, progress: 20 }, now)).toBeUndefined();
+  });
+
+  it("tells a running task's progress report, which may be held in memory, from every other change", () => {
+    const at10 = applyEvent(running(), { type: "progress", seq: 1, progress: 10 }, now)!;
+    const later = new Date(t0 + 500).toISOString();
+    expect(onlyProgressMoved(at10, applyEvent(at10, { type: "progress", seq: 2, progress: 20 }, later)!)).toBe(true);
+    // The first report of a run moves it to running; the end, a failure, a retry or a redispatch are changes of their own.
+    expect(onlyProgressMoved(pending(), applyEvent(pending(), { type: "progress", seq: 1, progress: 10 }, now)!)).toBe(false);
+    expect(onlyProgressMoved(at10, applyEvent(at10, { type: "completed", seq: 2, outputs: [] }, later)!)).toBe(false);
+    expect(onlyProgressMoved(at10, applyEvent(at10, { type: "failed", seq: 2, error: "x", error_code: "FFMPEG_FAILED" }, later)!)).toBe(false);
+    expect(onlyProgressMoved(at10, lostTranscoder(at10, "gone", t0 + 1000))).toBe(false);
+    expect(onlyProgressMoved(at10, dispatched(at10, "http://t2", t0 + 1000))).toBe(false);
   });
 
   it("never lowers progress", () => {

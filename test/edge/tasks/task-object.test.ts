@@ -126,6 +126,23 @@ describe("TaskObject", () => {
     expect(await findTaskById(env.DB, taskId)).toMatchObject({ status: "pending", retries: 1 });
   });
 
+  it("holds progress reports in memory between writes, where polls see them, and writes them with the next change or on its alarm", async () => {
+    const stored = (stub: Awaited<ReturnType<typeof newTask>>["stub"]) => runInDurableObject(stub, (_object, state) => state.storage.get<LiveState>("state"));
+    const { stub, taskId } = await newTask();
+    await stub.report({ type: "started", seq: 0 });
+    await stub.report({ type: "progress", seq: 1, progress: 10 });
+    await stub.report({ type: "progress", seq: 2, progress: 20 });
+    // A poll sees the latest report; the storage still has the state of the last write.
+    expect((await stub.getState())!.progress).toBe(20);
+    expect((await stored(stub))!.progress).toBe(0);
+    await runDurableObjectAlarm(stub);
+    expect((await stored(stub))!.progress).toBe(20);
+    await stub.report({ type: "progress", seq: 3, progress: 30 });
+    await stub.report({ type: "completed", seq: 4, outputs: [] });
+    expect(await stored(stub)).toMatchObject({ status: "completed", progress: 100, last_seq: 4 });
+    expect((await findTaskById(env.DB, taskId))!.status).toBe("completed");
+  });
+
   it("keeps a healthy running task alive through its alarm", async () => {
     const { stub, taskId } = await newTask();
     await stub.report({ type: "started", seq: 0 });
