@@ -171,10 +171,12 @@ async function splitCores(stack: Stack, cores: number): Promise<{ transcoder: nu
   const transcoder = cores - 1;
   const edge = cores === 2 ? "0" : `0-${cores - 2}`;
   const transcoderPids = new Set(stack.transcoders.map((t) => t.process.pid!));
+  const parents = await parentMap();
+  const ours = new Set([process.pid]);
   try {
-    for (const pid of await descendantPids(process.pid)) {
+    for (const pid of parents.keys()) {
       if (transcoderPids.has(pid)) await run("taskset", ["-a", "-p", "-c", String(transcoder), String(pid)]);
-      else if (!(await descendsFrom(pid, transcoderPids))) await run("taskset", ["-a", "-p", "-c", edge, String(pid)]);
+      else if (isBelow(parents, pid, ours) && !isBelow(parents, pid, transcoderPids)) await run("taskset", ["-a", "-p", "-c", edge, String(pid)]);
     }
     await run("taskset", ["-a", "-p", "-c", edge, String(process.pid)]);
   } catch {
@@ -183,16 +185,8 @@ async function splitCores(stack: Stack, cores: number): Promise<{ transcoder: nu
   return { transcoder, edge };
 }
 
-async function descendantPids(root: number): Promise<number[]> {
-  const parents = await parentMap();
-  return [...parents.keys()].filter((pid) => {
-    for (let current = parents.get(pid); current !== undefined && current > 1; current = parents.get(current)) if (current === root) return true;
-    return false;
-  });
-}
-
-async function descendsFrom(pid: number, ancestors: ReadonlySet<number>): Promise<boolean> {
-  const parents = await parentMap();
+/** Whether `pid` descends from one of `ancestors`, by a map of each process's parent. */
+function isBelow(parents: ReadonlyMap<number, number>, pid: number, ancestors: ReadonlySet<number>): boolean {
   for (let current = parents.get(pid); current !== undefined && current > 1; current = parents.get(current)) if (ancestors.has(current)) return true;
   return false;
 }
@@ -334,14 +328,12 @@ async function cpuMs(): Promise<{ children: number; descendants: number; byProce
     const label = cmdline.includes("transcoder/server.ts") ? "transcoder" : name === "workerd" && /entry=127\.0\.0\.1:[1-9]/.test(cmdline) ? "workerd (dev proxy)" : name;
     stats.set(Number(entry), { name: label, parent: Number(fields[1]), own: (Number(fields[11]) + Number(fields[12])) * ticks, reaped: (Number(fields[13]) + Number(fields[14])) * ticks });
   }
-  const isDescendant = (pid: number): boolean => {
-    for (let current = stats.get(pid)?.parent; current !== undefined && current > 1; current = stats.get(current)?.parent) if (current === process.pid) return true;
-    return false;
-  };
+  const parents = new Map([...stats].map(([pid, stat]) => [pid, stat.parent]));
+  const ours = new Set([process.pid]);
   let descendants = 0;
   const byProcess: Record<string, number> = {};
   for (const [pid, stat] of stats) {
-    if (!isDescendant(pid)) continue;
+    if (!isBelow(parents, pid, ours)) continue;
     descendants += stat.own + stat.reaped;
     byProcess[stat.name] = (byProcess[stat.name] ?? 0) + stat.own;
     // What the transcoder reaped is its ffmpeg/ffprobe runs with their sandbox chain.
