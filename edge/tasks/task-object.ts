@@ -228,13 +228,13 @@ export class TaskObject extends DurableObject<Env> {
       const action = dueAction(state, now, this.limits());
       switch (action?.kind) {
         case undefined:
-          return this.held ? this.save(state) : this.schedule(state);
+          return this.checkAgainLater(state);
         case "fail":
           return this.persistEnd(fail(state, action.code, action.error, new Date(now).toISOString()));
         case "lost":
           return this.loseRun(state, action.reason, now);
         case "probe":
-          if (await dispatcherFor(this.env).isRunning(state.task_id, action.target)) return this.held ? this.save(state) : this.schedule(state);
+          if (await dispatcherFor(this.env).isRunning(state.task_id, action.target)) return this.checkAgainLater(state);
           return this.loseRun(state, "The transcoder running the task went away.", now);
         case "resend":
           await queueJobs(this.env, [state]);
@@ -310,6 +310,11 @@ export class TaskObject extends DurableObject<Env> {
     this.writtenAt = Date.now();
     await this.schedule(state);
     this.fanOut.notify(previous, state);
+  }
+
+  /** Nothing due: sets the next alarm, writing a held state on the way. */
+  private checkAgainLater(state: LiveState): Promise<void> {
+    return this.held ? this.save(state) : this.schedule(state);
   }
 
   /** Keeps a progress-only change in memory until the next write (see PROGRESS_WRITE_MS). */
