@@ -218,7 +218,7 @@ interface JobRoot {
 }
 
 /**
- * Makes this server's skeleton of the job root in WORK_ROOT (`.root@<pid>.<start>-XXXXXX/root`,
+ * Makes this server's skeleton of the job root in WORK_ROOT (`.root@<pid>.<start>-<random>/root`,
  * swept with the job folders when the server is gone): a mount point for each system path this
  * host has (symlinks such as /lib -> usr/lib copied as they are) and `job/`. Nothing is mounted
  * on the host: each job mounts into it in its own mount namespace. Beside it, the fstab of the

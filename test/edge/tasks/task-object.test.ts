@@ -133,7 +133,7 @@ describe("TaskObject", () => {
     await stub.report({ type: "progress", seq: 1, progress: 10 });
     await stub.report({ type: "progress", seq: 2, progress: 20 });
     // A poll sees the latest report; the storage still has the state of the last write.
-    expect((await stub.getState())!.progress).toBe(20);
+    expect((await liveState(env, taskId))!.progress).toBe(20);
     expect((await stored(stub))!.progress).toBe(0);
     await runDurableObjectAlarm(stub);
     expect((await stored(stub))!.progress).toBe(20);
