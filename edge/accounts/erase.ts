@@ -1,4 +1,5 @@
 import { dispatcherFor } from "../dispatch/dispatcher";
+import { purgeCached } from "../files/cdn-cache";
 import { discardStoredBytes } from "../files/tus/objects";
 import { taskStub } from "../lib/stubs";
 import { cancelTask } from "../tasks/live-state";
@@ -7,8 +8,9 @@ import { deleteUserTasksStatement, listUserTaskStatuses } from "../tasks/reposit
 /**
  * Deletes an account and everything it owns: its keys and sessions first (nothing can act for
  * it any more), then its unfinished tasks are canceled, then every R2 object under its prefixes
- * (uploads, outputs, logs) and unfinished tus uploads, every task's Durable Object, and every D1
- * row that names the user. test/edge/accounts/erase.test.ts checks every table with a user_id.
+ * (uploads, outputs, logs) with their edge-cache entries, unfinished tus uploads, every task's
+ * Durable Object, and every D1 row that names the user. test/edge/console-api/account.test.ts
+ * checks every table with a user_id.
  */
 export async function eraseAccount(env: Env, userId: string, email: string | null): Promise<void> {
   const db = env.DB;
@@ -26,7 +28,7 @@ export async function eraseAccount(env: Env, userId: string, email: string | nul
 
   const { results: tusUploads } = await db.prepare("SELECT id, file_key, multipart_id FROM tus_uploads WHERE user_id = ?").bind(userId).all<{ id: string; file_key: string | null; multipart_id: string | null }>();
   for (const upload of tusUploads) await discardStoredBytes(env.FILES, upload);
-  for (const prefix of [`uploads/${userId}/`, `outputs/${userId}/`, `logs/${userId}/`]) await deletePrefix(env.FILES, prefix);
+  for (const prefix of [`uploads/${userId}/`, `outputs/${userId}/`, `logs/${userId}/`]) await deletePrefix(env, prefix);
 
   await db.batch([
     db.prepare("DELETE FROM webhook_deliveries WHERE user_id = ?").bind(userId),
@@ -46,11 +48,16 @@ export async function eraseAccount(env: Env, userId: string, email: string | nul
   for (const task of tasks) await taskStub(env, task.id).destroy();
 }
 
-async function deletePrefix(bucket: R2Bucket, prefix: string): Promise<void> {
+/** Deletes every object under `prefix`, and each one's edge-cache entry (a CDN-served copy must not outlive the account). */
+async function deletePrefix(env: Env, prefix: string): Promise<void> {
   let cursor: string | undefined;
   do {
-    const page = await bucket.list({ prefix, cursor, limit: 1000 });
-    if (page.objects.length > 0) await bucket.delete(page.objects.map((object) => object.key));
+    const page = await env.FILES.list({ prefix, cursor, limit: 1000 });
+    const keys = page.objects.map((object) => object.key);
+    if (keys.length > 0) {
+      await env.FILES.delete(keys);
+      await purgeCached(env, keys);
+    }
     cursor = page.truncated ? page.cursor : undefined;
   } while (cursor);
 }

@@ -11,18 +11,21 @@ export const EDGE_CACHE_SECONDS = 600;
 /** The largest object the Cache API stores (`cache.put` of more is refused); larger files are always read from R2. */
 export const MAX_CACHED_BYTES = 512 * 1024 * 1024;
 
-/** The cache entry of a CDN URL: the URL without query or fragment, as a GET. */
-export function cacheKeyFor(url: string | URL): Request {
-  const target = new URL(url);
-  return new Request(`${target.origin}${target.pathname}`, { method: "GET" });
+/**
+ * The one cache entry of a stored object: its public URL, derived from the object key the CDN
+ * route resolved and never from the request. Every URL that names the object (`%2E` for `.`,
+ * `%2F` for `/`, another Host, the China domain) reads and fills this entry, so purging it
+ * removes the object from this data center's cache whichever URL cached it.
+ */
+export function cacheKeyFor(env: Env, key: string): Request {
+  return new Request(publicUrls(env, key).url, { method: "GET" });
 }
 
 /**
  * Drops stored objects from the edge cache of this data center (see EDGE_CACHE_SECONDS for
- * the others), under both public URLs (global and China). Call it whenever objects that the
- * CDN serves are deleted before their expiry.
+ * the others). Every operation that deletes objects the CDN serves before their expiry, or
+ * sweeps them at it, calls this with the keys it deleted.
  */
 export async function purgeCached(env: Env, keys: Iterable<string>): Promise<void> {
-  const urls = [...keys].flatMap((key) => Object.values(publicUrls(env, key)));
-  await Promise.all(urls.map((url) => caches.default.delete(cacheKeyFor(url))));
+  await Promise.all([...keys].map((key) => caches.default.delete(cacheKeyFor(env, key))));
 }

@@ -1,3 +1,4 @@
+import { purgeCached } from "./cdn-cache";
 import { discardStoredBytes } from "./tus/objects";
 import { deleteUploads, listSweepable } from "./tus/repository";
 
@@ -6,8 +7,9 @@ const BATCH = 90;
 const MAX_BATCHES_PER_RUN = 50;
 
 /**
- * The cron sweep: deletes expired objects, then their rows, in bounded batches. Deleting
- * twice is harmless, so two sweeps running at once only repeat work. Returns how many went.
+ * The cron sweep: deletes expired objects and their edge-cache entries, then their rows, in
+ * bounded batches. Deleting twice is harmless, so two sweeps running at once only repeat work.
+ * Returns how many went.
  */
 export async function sweepExpiredFiles(env: Env, now = new Date()): Promise<number> {
   const cutoff = now.toISOString();
@@ -20,6 +22,7 @@ export async function sweepExpiredFiles(env: Env, now = new Date()): Promise<num
     const keys = results.map((row) => row.key);
     // Objects first: a row without an object is harmless, an object without a row would never be swept.
     await env.FILES.delete(keys);
+    await purgeCached(env, keys);
     await env.DB.prepare(`DELETE FROM files WHERE expires_at <= ? AND key IN (${keys.map(() => "?").join(",")})`)
       .bind(cutoff, ...keys)
       .run();

@@ -1,5 +1,5 @@
 import { AppError } from "../../shared/errors";
-import { checkFetchUrl } from "../../shared/net/url-policy";
+import { checkFetchUrl, checkRedirect } from "../../shared/net/url-policy";
 import { config } from "./config";
 
 const MAX_REDIRECTS = 3;
@@ -27,7 +27,7 @@ export interface GuardedResponse {
 
 /**
  * The Worker's only way to fetch a URL a stranger wrote. Every hop is checked by the shared
- * URL policy; redirects are followed by hand. Names that resolve to private addresses are
+ * URL policy, each Location as the server wrote it; redirects are followed by hand. Names that resolve to private addresses are
  * not reachable from Workers' fetch in production (Cloudflare does not route to them), so the
  * name check here is about literals and well-known internal names.
  */
@@ -56,7 +56,7 @@ export async function guardedFetch(env: Env, raw: string, init: GuardedFetchInit
     }
     await response.body?.cancel();
     if (hop >= MAX_REDIRECTS) throw new AppError("URL_TOO_MANY_REDIRECTS", `More than ${MAX_REDIRECTS} redirects starting at ${raw}.`);
-    url = checkFetchUrl(new URL(response.headers.get("location")!, url).toString(), { allowHosts });
+    url = checkRedirect(response.headers.get("location")!, url, { allowHosts });
   }
 }
 

@@ -25,7 +25,7 @@ cdn.on(["GET", "HEAD"], "/:area{uploads|outputs}/*", async (c) => {
   const range = c.req.header("range");
   const singleRange = range !== undefined && /^bytes=(\d+-\d*|-\d+)$/.test(range.trim()) ? range : undefined;
 
-  const lookup = cacheKeyFor(c.req.url);
+  const lookup = cacheKeyFor(c.env, key);
   const hit = await fromCache(c.req.raw, lookup, singleRange);
   if (hit) {
     if (head) await hit.body?.cancel();

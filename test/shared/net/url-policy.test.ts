@@ -1,15 +1,20 @@
 import { describe, expect, it } from "vitest";
 import { AppError } from "../../../shared/errors";
-import { checkFetchUrl, hostProblem, isBlockedAddress } from "../../../shared/net/url-policy";
+import { checkFetchUrl, checkRedirect, hostProblem, isBlockedAddress } from "../../../shared/net/url-policy";
 
-function codeOf(url: string, allowHosts: readonly string[] = []): string {
+/** The AppError code `check` throws, or ACCEPTED. */
+function outcome(check: () => unknown): string {
   try {
-    checkFetchUrl(url, { allowHosts });
+    check();
   } catch (error) {
     if (error instanceof AppError) return error.code;
     throw error;
   }
   return "ACCEPTED";
+}
+
+function codeOf(url: string, allowHosts: readonly string[] = []): string {
+  return outcome(() => checkFetchUrl(url, { allowHosts }));
 }
 
 describe("checkFetchUrl: address literals in every notation the URL parser accepts", () => {
@@ -112,8 +117,93 @@ describe("checkFetchUrl: credentials, ports and schemes", () => {
     expect(checkFetchUrl("https://example.com:443/a").port).toBe("");
   });
 
-  it("judges the host a backslash really ends, as the fetchers will", () => {
-    expect(codeOf("http://127.0.0.1\\@example.com/")).toBe("URL_HOST_BLOCKED");
+});
+
+describe("checkFetchUrl: URLs that parsers read differently", () => {
+  it.each([
+    ["a backslash before '@' (WHATWG: host example.com; ffmpeg and RFC 3986: host 127.0.0.1)", "https://example.com\\@127.0.0.1/a.mp4"],
+    ["a backslash before '@', the other way round", "http://127.0.0.1\\@example.com/"],
+    ["a backslash ending the authority", "https://example.com\\evil.com/a.mp4"],
+    ["a backslash in the path", "https://example.com/media\\a.mp4"],
+    ["a backslash after a default port", "https://example.com:443\\@127.0.0.1/a.mp4"],
+    ["an empty authority followed by the host (WHATWG skips the extra slash)", "http:///example.com/a.mp4"],
+    ["three slashes before a host that is allow-listed", "http:///127.0.0.1:8787/a.mp4"],
+    ["an ideographic full stop inside a name", "https://example\u3002com/a.mp4"],
+    ["a full-width full stop inside a name", "https://example\uff0ecom/a.mp4"],
+    ["a port with a leading zero", "https://example.com:0443/a.mp4"],
+    ["an empty port after ':'", "https://example.com:/a.mp4"],
+    ["an encoded '/' in the host", "https://example.com%2f.evil.com/a.mp4"],
+    ["an encoded '@' in the host", "https://example.com%40127.0.0.1/a.mp4"],
+    ["an encoded ':' in the host", "https://example.com%3a80/a.mp4"],
+    ["a tab inside the host (WHATWG drops it)", "https://exam\tple.com/a.mp4"],
+    ["a line feed inside the scheme", "ht\ntps://example.com/a.mp4"],
+    ["a non-breaking space in the host", "https://example.com\u00a0/a.mp4"],
+    ["a soft hyphen inside a name (WHATWG drops it)", "https://exam\u00adple.com/a.mp4"],
+    ["a zero-width joiner inside a name", "https://exam\u200dple.com/a.mp4"],
+    ["a variation selector inside a name", "https://example\ufe0f.com/a.mp4"],
+    ["full-width letters beside real non-ASCII ones", "https://\uff42\u00fccher.de/a.mp4"],
+    ["a decomposed accent (NFD)", "https://bu\u0308cher.de/a.mp4"],
+    ["a name of full-width letters only", "https://\uff45xample.com/a.mp4"],
+  ])("refuses %s with URL_NOT_ALLOWED", (_form, url) => {
+    expect(codeOf(url)).toBe("URL_NOT_ALLOWED");
+  });
+
+  it.each(["https://bücher.de/a.mp4", "https://EXAMPLE.com/a.mp4", "https://[2606:4700:4700:0:0::1111]/a.mp4", "https://example.com/a.mp4?from=me@example.com#t=1"])(
+    "accepts %s, which every parser reads alike",
+    (url) => {
+      expect(codeOf(url)).toBe("ACCEPTED");
+    },
+  );
+
+  it("applies to allow-listed hosts too", () => {
+    expect(codeOf("http://127.0.0.1:8787\\@example.com/a.mp4", ["127.0.0.1"])).toBe("URL_NOT_ALLOWED");
+    expect(codeOf("http://127.0.0.1:08787/a.mp4", ["127.0.0.1"])).toBe("URL_NOT_ALLOWED");
+  });
+});
+
+describe("checkRedirect: a Location judged as the server wrote it", () => {
+  const from = new URL("https://media.example.com/dir/a.mp4");
+  const local = new URL("http://127.0.0.1:8787/dir/a.mp4");
+
+  function redirectCode(location: string, base = from, allowHosts: readonly string[] = []): string {
+    return outcome(() => checkRedirect(location, base, { allowHosts }));
+  }
+
+  it.each([
+    ["an absolute URL", "https://cdn.example.com/b.mp4", "https://cdn.example.com/b.mp4"],
+    ["a scheme-relative URL", "//cdn.example.com/b.mp4", "https://cdn.example.com/b.mp4"],
+    ["an absolute path", "/other/b.mp4", "https://media.example.com/other/b.mp4"],
+    ["a relative path", "b.mp4?x=1", "https://media.example.com/dir/b.mp4?x=1"],
+    ["a query only", "?signed=1", "https://media.example.com/dir/a.mp4?signed=1"],
+  ])("follows %s", (_form, location, expected) => {
+    expect(checkRedirect(location, from, {}).href).toBe(expected);
+  });
+
+  it.each([
+    ["hex", "http://0x7f000001:8787/b.mp4"],
+    ["integer", "http://2130706433:8787/b.mp4"],
+    ["short form", "http://127.1:8787/b.mp4"],
+    ["octal", "http://0177.0.0.1:8787/b.mp4"],
+    ["scheme-relative hex", "//0x7f000001:8787/b.mp4"],
+  ])("refuses a hop to the allow-listed loopback written in %s, as it would be refused at submission", (_form, location) => {
+    expect(redirectCode(location, local, ["127.0.0.1"])).not.toBe("ACCEPTED");
+    const submitted = location.startsWith("//") ? `http:${location}` : location;
+    expect(redirectCode(location, local, ["127.0.0.1"])).toBe(codeOf(submitted, ["127.0.0.1"]));
+  });
+
+  it.each([
+    ["a path that WHATWG reads as another host", "/\\evil.example.net/b.mp4"],
+    ["two backslashes", "\\\\evil.example.net/b.mp4"],
+    ["a backslash before '@'", "https://example.com\\@127.0.0.1/b.mp4"],
+    ["a tab in a relative path", "/b\t.mp4"],
+    ["a scheme without slashes", "https:evil.example.net/b.mp4"],
+    ["a non-http scheme", "file:///etc/passwd"],
+  ])("refuses %s with URL_NOT_ALLOWED", (_form, location) => {
+    expect(redirectCode(location)).toBe("URL_NOT_ALLOWED");
+  });
+
+  it.each(["http://0x7f000001/", "http://2130706433/", "http://127.1/", "http://0177.0.0.1/", "//169.254.169.254/latest/"])("refuses a hop to %s with URL_HOST_BLOCKED", (location) => {
+    expect(redirectCode(location)).toBe("URL_HOST_BLOCKED");
   });
 });
 
