@@ -14,6 +14,14 @@ export interface LocalPaths {
 const SERVICE_OPTIONS = ["-nostdin", "-hide_banner", "-nostats", "-y", "-progress", "pipe:1"];
 
 /**
+ * A log level quieter than info hides the stream information the transcoder's runtime guard
+ * reads (every output's frame size, frame rate and sample rate), so the command's is left out.
+ */
+function hidesStreamInformation(use: OptionUse): boolean {
+  return (use.base === "loglevel" || use.base === "v") && /(^|\+)(quiet|panic|fatal|error|warning)$/.test(use.value ?? "");
+}
+
+/**
  * The argv ffmpeg is spawned with (without the program itself): the service's own options,
  * then the command's, with every input replaced by its local copy (read with the file
  * protocol only), every output and every file an option names placed in the output
@@ -34,7 +42,7 @@ export function buildArgv(parsed: ParsedCommand, paths: LocalPaths): string[] {
   }
   const rewrite = valueRewriter(parsed, paths);
   const argv = [...SERVICE_OPTIONS];
-  for (const use of parsed.globals) argv.push(...optionArgs(use, rewrite));
+  for (const use of parsed.globals) if (!hidesStreamInformation(use)) argv.push(...optionArgs(use, rewrite));
   parsed.inputs.forEach((input, index) => {
     for (const use of input.options) argv.push(...optionArgs(use, rewrite));
     argv.push("-protocol_whitelist", "file", "-i", paths.inputPaths[index]!);

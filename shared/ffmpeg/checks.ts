@@ -1,4 +1,5 @@
 import type { CheckContext } from "./context";
+import { findLoopingFunction } from "./expression";
 import { checkOutputName } from "./files";
 import { parseDictionary } from "./filter-graph";
 import { checkFilterGraph } from "./filters";
@@ -199,7 +200,28 @@ function checkEncoderEntries(entries: readonly { key?: string; value: string }[]
 /** A filter graph (`-vf`, `-af`, `-filter_complex`...): parsed and checked filter by filter. */
 export const filterGraph: ValueCheck = (value, context) => {
   if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(value)) throw invalid(value, context, "a filter graph without control characters");
-  checkFilterGraph(value, context);
+  const graph = checkFilterGraph(value, context);
+  for (const node of graph.chains.flat()) refuseLoopingArguments(node.name, node.args ?? "");
+};
+
+/**
+ * Any option of any filter may be an expression: numeric options and `enable=` are read by
+ * av_expr_parse, string ones such as setpts's or drawtext's `%{eif:…}` evaluate theirs per
+ * frame. So every argument is searched, whichever option it sets.
+ */
+function refuseLoopingArguments(filter: string, args: string): void {
+  const looping = findLoopingFunction(args);
+  if (looping !== undefined) {
+    throw refuse("FILTER_NOT_ALLOWED", filter, `The filter '${filter}' uses '${looping}()', which can run without end; write the expression without loops.`);
+  }
+}
+
+/** Any other option value ffmpeg may evaluate as an expression (`-force_key_frames expr:…`, numeric codec options). */
+export const refuseLoopingValue: ValueCheck = (value, context) => {
+  const looping = findLoopingFunction(value);
+  if (looping !== undefined) {
+    throw refuse("OPTION_VALUE_NOT_ALLOWED", value, `The value of '-${context.use.name}' uses '${looping}()', which ffmpeg evaluates without end; write the expression without loops.`);
+  }
 };
 
 /** A file ffmpeg writes on the service's behalf, placed in the output directory by buildArgv. */

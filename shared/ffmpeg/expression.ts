@@ -99,6 +99,58 @@ export function evaluateConstant(text: string): number | undefined {
   }
 }
 
+/**
+ * eval.c functions whose cost has no bound: `while(c, body)` runs until `c` is 0, and
+ * `taylor` and `root` evaluate their argument up to ~1000 times, so nesting them multiplies
+ * (three deep is 10^9 evaluations per frame).
+ */
+const LOOPING_FUNCTIONS = ["while", "taylor", "root"] as const;
+
+const IDENTIFIER_CHAR = /[A-Za-z0-9_]/;
+/** What some level of ffmpeg's reading drops: av_expr_parse drops whitespace, av_get_token `\` and `'`. */
+const DROPPED_CHAR = /[\\'\s]/;
+
+/**
+ * The first looping function (`while`, `taylor`, `root`) that ffmpeg could call anywhere it
+ * reads `text`, or any part of it, as an expression — a filter option, `enable=`, a
+ * drawtext `%{eif:…}`, `-force_key_frames expr:`. eval.c takes a name followed, after any
+ * other characters, by a `(` as a call (`while-(1,1)` calls `while`), and each level of
+ * escaping may drop `\`, `'` and blanks, so the search drops them all and takes every name
+ * that starts after a non-identifier character: it can only over-match, never miss.
+ */
+export function findLoopingFunction(text: string): string | undefined {
+  const { kept, starts, ends } = withoutDroppedCharacters(text);
+  for (let index = 0; index < kept.length; index++) {
+    if (!starts[index]) continue;
+    for (const name of LOOPING_FUNCTIONS) {
+      const end = index + name.length;
+      if (!kept.startsWith(name, index)) continue;
+      const terminated = end === kept.length || ends[end - 1] === true || !IDENTIFIER_CHAR.test(kept[end]!);
+      if (terminated && kept.includes("(", end)) return name;
+    }
+  }
+  return undefined;
+}
+
+/** `text` without the characters some reading drops, marking where a name may start or end. */
+function withoutDroppedCharacters(text: string): { kept: string; starts: boolean[]; ends: boolean[] } {
+  let kept = "";
+  const starts: boolean[] = [];
+  const ends: boolean[] = [];
+  let boundary = true;
+  for (const char of text) {
+    if (DROPPED_CHAR.test(char)) {
+      boundary = true;
+      if (kept.length > 0) ends[kept.length - 1] = true;
+      continue;
+    }
+    starts[kept.length] = boundary;
+    kept += char;
+    boundary = !IDENTIFIER_CHAR.test(char);
+  }
+  return { kept, starts, ends };
+}
+
 type RangeFunction = (args: Range[]) => Range;
 
 /** Functions a particular option adds to the common set (rotate's `rotw`/`roth`). */

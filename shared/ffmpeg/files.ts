@@ -65,7 +65,8 @@ function outputNameProblem(name: string): string | undefined {
   return undefined;
 }
 
-function extensionOf(name: string): string {
+/** The part after the last dot, lower-cased ("" without one). */
+export function extensionOf(name: string): string {
   const dot = name.lastIndexOf(".");
   return dot === -1 ? "" : name.slice(dot + 1).toLowerCase();
 }

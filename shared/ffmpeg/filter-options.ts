@@ -1,8 +1,8 @@
 import type { GraphContext } from "./context";
-import { evaluateRange, ExpressionError, type Functions, type Range, type Variables } from "./expression";
+import { evaluateRange, exactly, ExpressionError, type Functions, type Range, type Variables } from "./expression";
 import type { PolicyLimits } from "./limits";
 import { quote, refuse } from "./refusal";
-import { FRAME_RATE_NAMES, parseDuration, parseInteger, parseVideoSize } from "./values";
+import { FRAME_RATE_NAMES, parseDuration, parseInteger, parseVideoSize, type VideoSize } from "./values";
 
 /**
  * Audio amounts given in samples are judged as if played at this rate, the lowest in common
@@ -91,13 +91,7 @@ export class FilterOptions {
    * transcoder, which checks the real output size from ffmpeg's stream information.
    */
   capDimensions(widthName: string, heightName: string, variables: Variables = {}, functions: Functions = {}): void {
-    const unknown: Range = { lo: 0, hi: Infinity };
-    let width = unknown;
-    let height = unknown;
-    for (let pass = 0; pass < 2; pass++) {
-      width = this.range(widthName, { ...variables, out_w: width, ow: width, out_h: height, oh: height }, functions) ?? unknown;
-      height = this.range(heightName, { ...variables, out_w: width, ow: width, out_h: height, oh: height }, functions) ?? unknown;
-    }
+    const { width, height } = this.dimensions(widthName, heightName, variables, functions);
     const checks = [[widthName, width, this.limits.maxWidth, "width"], [heightName, height, this.limits.maxHeight, "height"]] as const;
     for (const [name, range, max, what] of checks) {
       if (this.has(name) && range.hi > 0 && !(range.hi <= max)) {
@@ -105,6 +99,39 @@ export class FilterOptions {
       }
     }
     if (width.lo === width.hi && height.lo === height.hi && width.lo > 0 && height.lo > 0) this.checkArea(widthName, width.lo, height.lo);
+  }
+
+  /** The ranges of width and height expressions that may name each other's result (`ow`, `oh`); an unset one is unknown. */
+  dimensions(widthName: string, heightName: string, variables: Variables = {}, functions: Functions = {}): { width: Range; height: Range } {
+    const unknown: Range = { lo: 0, hi: Infinity };
+    let width = unknown;
+    let height = unknown;
+    for (let pass = 0; pass < 2; pass++) {
+      width = this.range(widthName, { ...variables, out_w: width, ow: width, out_h: height, oh: height }, functions) ?? unknown;
+      height = this.range(heightName, { ...variables, out_w: width, ow: width, out_h: height, oh: height }, functions) ?? unknown;
+    }
+    return { width, height };
+  }
+
+  /** A rational option (`16:9`, `16/9`, `1.777`, an expression), as a range. */
+  ratio(name: string): Range | undefined {
+    const ratio = /^(\d{1,9}):(\d{1,9})$/.exec(this.values.get(name) ?? "");
+    return ratio ? exactly(Number(ratio[1]) / Number(ratio[2])) : this.range(name);
+  }
+
+  /** Refuses a frame this filter would make past the caps; `how` says what makes it that large. */
+  checkFrame(size: VideoSize, how = ""): void {
+    if (this.fits(size.width, size.height)) return;
+    const made = `makes frames of ${describe(size.width)}x${describe(size.height)}${how === "" ? "" : ` ${how}`}`;
+    throw refuse("LIMIT_EXCEEDED", this.filter, `The filter '${this.filter}' ${made}; ${this.frameCaps()}, even for frames scaled down later.`);
+  }
+
+  /** aformat's `|`-separated sample rates, each a plain number (af_aformat.c reads them with strtol). */
+  capSampleRates(name: string): void {
+    for (const rate of this.values.get(name)?.split("|") ?? []) {
+      if (!/^\d{1,9}$/.test(rate)) throw this.invalid(name, "sample rates such as 44100|48000");
+      if (Number(rate) > this.limits.maxSampleRate) throw this.limit(name, `asks for ${rate} samples per second; the limit is ${this.limits.maxSampleRate}`);
+    }
   }
 
   capTileLayout(name: string): void {
@@ -154,10 +181,16 @@ export class FilterOptions {
   }
 
   private checkArea(name: string, width: number, height: number): void {
+    if (!this.fits(width, height)) throw this.limit(name, `asks for ${width}x${height}; ${this.frameCaps()}`);
+  }
+
+  private fits(width: number, height: number): boolean {
     const { maxWidth, maxHeight, maxPixels } = this.limits;
-    if (width > maxWidth || height > maxHeight || width * height > maxPixels) {
-      throw this.limit(name, `asks for ${width}x${height}; the limit is ${maxWidth}x${maxHeight} and ${maxPixels} pixels`);
-    }
+    return width <= maxWidth && height <= maxHeight && width * height <= maxPixels;
+  }
+
+  private frameCaps(): string {
+    return `the limit is ${this.limits.maxWidth}x${this.limits.maxHeight} and ${this.limits.maxPixels} pixels`;
   }
 
   invalid(name: string, what: string): Error {

@@ -8,10 +8,12 @@ import {
   serializeFilterArguments,
   serializeFilterGraph,
 } from "./filter-graph";
-import { between, exactly, type Range, type Variables } from "./expression";
+import { between, type Range, type Variables } from "./expression";
+import { aspectFit, cropped, expressedSize, type FrameBound, type FrameRule, frameVariables, padded, sameAsInput, scaled, sizeOption, stacked, tiled, transposed, xstacked } from "./filter-geometry";
 import { FilterOptions, LOWEST_SAMPLE_RATE } from "./filter-options";
 import type { PolicyLimits } from "./limits";
 import { quote, refuse } from "./refusal";
+import type { VideoSize } from "./values";
 
 /**
  * How the policy treats one allowed filter. A filter with no rule fields has no option that
@@ -31,8 +33,47 @@ interface FilterRule {
   inputFile?: string;
   /** What that file must be: its URL's extension and, if the command forces one with `-f`, its format. */
   inputKind?: { extensions: ReadonlySet<string>; formats: ReadonlySet<string> };
+  /**
+   * Every option that sets a frame size, a frame or sample rate, or a count of pads, frames
+   * or samples, with its cap, so the cap holds however the option is set (by name, alias or
+   * position). The pinned-ffmpeg test fails on any such option of an allowed filter that is
+   * neither here nor in `uncapped`.
+   */
+  measures?: Readonly<Record<string, Measure>>;
+  /** Such options reviewed as needing no cap, with why. */
+  uncapped?: Readonly<Record<string, string>>;
+  /** The largest frame the filter outputs; without one, its first input's (see filter-geometry.ts). */
+  frame?: FrameRule;
   check?: (options: FilterOptions) => void;
 }
+
+/** Caps one option that sets a size, rate or count. */
+type Measure = (options: FilterOptions, name: string) => void;
+
+/** Inputs or outputs of one filter: each is a queue of frames, and ffmpeg allocates them up front. */
+const MAX_FILTER_PADS = 64;
+/** Passes of a filter over each frame (boxblur's powers). */
+const MAX_PASSES = 100;
+
+const FRAME_SIZE: Measure = (options, name) => options.capSize(name);
+const FRAME_RATE: Measure = (options, name) => {
+  if (options.get(name) !== "auto") options.capRate(name);
+};
+const SAMPLE_RATE_VALUE: Measure = (options, name) => options.cap(name, options.limits.maxSampleRate, "samples per second");
+const SAMPLE_RATES: Measure = (options, name) => options.capSampleRates(name);
+const PADS: Measure = (options, name) => options.cap(name, MAX_FILTER_PADS, "inputs or outputs");
+const HELD_FRAMES: Measure = (options, name) => options.cap(name, options.limits.maxLoopFrames, "frames held in memory");
+/** Samples in one audio frame: at most a second at the highest rate allowed. */
+const FRAME_SAMPLES: Measure = (options, name) =>
+  options.cap(name, options.limits.maxSampleRate, "samples per frame", { n: between(0, options.limits.maxFrames), pts: between(0, Number.MAX_SAFE_INTEGER), t: between(0, options.limits.maxDurationSeconds), TB: between(0, 1) });
+const SAMPLES: Measure = (options, name) => options.capSamples(name);
+const PASSES: Measure = (options, name) => options.cap(name, MAX_PASSES, "passes over each frame");
+/** Drawn sizes (font size, borders): no larger than a frame may be. */
+const DRAWN_SIZE: Measure = (options, name) => options.cap(name, Math.max(options.limits.maxWidth, options.limits.maxHeight), "pixels", frameVariables(options.limits));
+/** Capped by the rule's `check` or `frame`, which read it together with other options. */
+const IN_CHECK: Measure = () => {};
+/** A grid of cells (tile, xstack): each cell is a frame held in memory. */
+const GRID: Measure = (options, name) => options.capTileLayout(name);
 
 const SAFE: FilterRule = {};
 
@@ -48,31 +89,29 @@ const WRITES_FILE = "writes a file outside the task's outputs";
 const VIDEO_SOURCE: FilterRule = {
   order: ["size", "rate", "duration", "sar"],
   aliases: { s: "size", r: "rate", d: "duration" },
-  check: (options) => {
-    options.capSize("size");
-    options.capRate("rate");
-    options.boundedDuration("duration");
-  },
+  measures: { size: FRAME_SIZE, rate: FRAME_RATE },
+  uncapped: { sar: "the pixel shape, not the frame's size" },
+  frame: sizeOption("size", "320x240"),
+  check: (options) => options.boundedDuration("duration"),
 };
 
-const AUDIO_SOURCE = (order: readonly string[], aliases: Record<string, string>): FilterRule => ({
+const AUDIO_SOURCE = (order: readonly string[], aliases: Record<string, string>, measures: Record<string, Measure> = {}): FilterRule => ({
   order,
   aliases,
-  check: (options) => {
-    options.cap("sample_rate", options.limits.maxSampleRate, "samples per second");
-    options.boundedDuration("duration");
-  },
+  measures: { sample_rate: SAMPLE_RATE_VALUE, ...measures },
+  check: (options) => options.boundedDuration("duration"),
 });
 
 const SAMPLE_RATE: FilterRule = {
   order: ["sample_rate"],
   // aresample also takes libswresample's own spellings of the output rate.
   aliases: { r: "sample_rate", osr: "sample_rate", out_sample_rate: "sample_rate" },
-  check: (options) => options.cap("sample_rate", options.limits.maxSampleRate, "samples per second"),
+  measures: { sample_rate: SAMPLE_RATE_VALUE },
 };
 
 const LOOP: FilterRule = {
   order: ["loop", "size", "start"],
+  measures: { loop: IN_CHECK, size: IN_CHECK },
   check: (options) => {
     const loops = options.integer("loop");
     if (loops !== undefined && loops < 0) throw options.limit("loop", "repeats forever; give a number of repeats");
@@ -90,24 +129,8 @@ const SUBTITLES_COMMON = { fontsdir: READS_FILE } as const;
 const SUBTITLE_FILE = { extensions: new Set(["srt", "ass", "ssa", "vtt"]), formats: new Set(["srt", "ass", "webvtt"]) };
 const ASS_FILE = { extensions: new Set(["ass", "ssa"]), formats: new Set(["ass"]) };
 
-/**
- * What a size expression may name, bounded by the caps: the input's size (the transcoder's
- * probe refuses larger inputs), its aspect ratio, chroma subsampling, and the frame number and
- * time. The sample aspect ratio is taken as 1 here: an input with non-square pixels
- * (`iw*sar`) is judged by the transcoder, which checks every output's real frame size in
- * ffmpeg's stream information.
- */
-function frameVariables(limits: PolicyLimits): Variables {
-  const width = between(1, limits.maxWidth);
-  const height = between(1, limits.maxHeight);
-  const aspect = between(1 / limits.maxHeight, limits.maxWidth);
-  const subsampling = between(1, 4);
-  return {
-    iw: width, in_w: width, ih: height, in_h: height, a: aspect, dar: aspect, sar: exactly(1),
-    hsub: subsampling, vsub: subsampling, ohsub: subsampling, ovsub: subsampling,
-    n: between(0, limits.maxFrames), t: between(0, limits.maxDurationSeconds),
-  };
-}
+/** Output frames zoompan may make of one input frame before its output needs -t, -to or -frames (a minute at 25 fps). */
+const ZOOMPAN_FRAMES_WITHOUT_BOUND = 1500;
 
 /** zoompan's per-frame variables (its `d` is an expression of them). */
 function zoompanVariables(limits: PolicyLimits): Variables {
@@ -153,7 +176,11 @@ const FILTERS: Readonly<Record<string, FilterRule>> = {
   scale: {
     order: ["w", "h", "flags"],
     aliases: { width: "w", height: "h", s: "size" },
+    measures: { w: IN_CHECK, h: IN_CHECK },
+    frame: scaled,
     check: (options) => {
+      aspectFit(options);
+      options.integer("force_divisible_by");
       // ffmpeg reads a lone width as a size (`scale=1280x720`, `scale=hd720`).
       if (options.has("w") && !options.has("h")) options.capSize("w");
       else outputSize("w", "h")(options);
@@ -163,6 +190,9 @@ const FILTERS: Readonly<Record<string, FilterRule>> = {
   zscale: {
     order: ["w", "h", "size"],
     aliases: { width: "w", height: "h", s: "size" },
+    measures: { w: IN_CHECK, h: IN_CHECK, size: IN_CHECK },
+    uncapped: { param_a: "a scaler coefficient" },
+    frame: (options, inputs, known) => sizeOption("size", "")(options, inputs, known) ?? expressedSize("w", "h")(options, inputs, known),
     check: (options) => {
       options.capSize("size");
       outputSize("w", "h")(options);
@@ -171,11 +201,20 @@ const FILTERS: Readonly<Record<string, FilterRule>> = {
   pad: {
     order: ["width", "height", "x", "y", "color", "eval", "aspect"],
     aliases: { w: "width", h: "height" },
-    check: outputSize("width", "height"),
+    measures: { width: IN_CHECK, height: IN_CHECK, aspect: IN_CHECK },
+    frame: padded,
+    check: (options) => {
+      // vf_pad.c divides `aspect` by the frame's pixel shape, which setsar, setdar or the input file set freely: it has no bound.
+      if (options.has("aspect") && options.ratio("aspect")?.hi !== 0) throw options.invalid("aspect", "no value: it grows the frame by the frame's pixel shape, which has no bound; give the width and height");
+      outputSize("width", "height")(options);
+    },
   },
   rotate: {
     order: ["angle", "out_w", "out_h", "fillcolor", "bilinear"],
     aliases: { a: "angle", ow: "out_w", oh: "out_h", c: "fillcolor" },
+    measures: { out_w: IN_CHECK, out_h: IN_CHECK },
+    // Its size may follow from the angle (rotw, roth); its check bounds it with the largest input.
+    frame: () => undefined,
     check: (options) => {
       // rotw(a) and roth(a) are the bounding box of the input rotated by a: at most iw+ih.
       const { maxWidth, maxHeight } = options.limits;
@@ -186,12 +225,27 @@ const FILTERS: Readonly<Record<string, FilterRule>> = {
       options.capDimensions("out_w", "out_h", frameVariables(options.limits), { rotw: box(maxWidth, maxHeight), roth: box(maxHeight, maxWidth) });
     },
   },
-  crop: SAFE, transpose: SAFE, hflip: SAFE, vflip: SAFE, setsar: SAFE, setdar: SAFE,
-  setpts: SAFE, asetpts: SAFE, settb: SAFE, asettb: SAFE, trim: SAFE, atrim: SAFE, select: SAFE, aselect: SAFE,
-  fps: { order: ["fps", "start_time", "round", "eof_action"], check: (options) => options.capRate("fps") },
-  framerate: { order: ["fps"], check: (options) => options.capRate("fps") },
-  minterpolate: { order: ["fps"], check: (options) => options.capRate("fps") },
-  reverse: SAFE, areverse: SAFE, framestep: SAFE, mpdecimate: SAFE, decimate: SAFE, thumbnail: SAFE,
+  crop: {
+    order: ["out_w", "out_h", "x", "y", "keep_aspect", "exact"],
+    aliases: { w: "out_w", h: "out_h" },
+    uncapped: { out_w: "a crop is never larger than its input", out_h: "a crop is never larger than its input" },
+    frame: cropped,
+  },
+  transpose: { frame: transposed }, hflip: SAFE, vflip: SAFE,
+  setsar: { uncapped: { sar: "the pixel shape, not the frame's size" } },
+  setdar: { uncapped: { dar: "the display shape, not the frame's size" } },
+  setpts: SAFE, asetpts: SAFE, settb: SAFE, asettb: SAFE,
+  trim: { uncapped: { start_frame: "drops frames", end_frame: "drops frames" } },
+  atrim: { uncapped: { start_sample: "drops samples", end_sample: "drops samples" } },
+  select: { order: ["expr", "outputs"], aliases: { e: "expr", n: "outputs" }, measures: { outputs: PADS }, uncapped: { expr: "chooses frames" } },
+  aselect: { order: ["expr", "outputs"], aliases: { e: "expr", n: "outputs" }, measures: { outputs: PADS }, uncapped: { expr: "chooses frames" } },
+  fps: { order: ["fps", "start_time", "round", "eof_action"], measures: { fps: FRAME_RATE } },
+  framerate: { order: ["fps", "interp_start", "interp_end", "scene", "flags"], measures: { fps: FRAME_RATE } },
+  minterpolate: { order: ["fps", "mi_mode", "mc_mode", "me_mode", "me", "mb_size", "search_param", "vsbmc", "scd", "scd_threshold"], measures: { fps: FRAME_RATE } },
+  reverse: SAFE, areverse: SAFE, framestep: SAFE,
+  mpdecimate: { uncapped: { max: "counts dropped frames" } },
+  decimate: SAFE,
+  thumbnail: { order: ["n"], measures: { n: HELD_FRAMES } },
   loop: {
     ...LOOP,
     check: (options) => {
@@ -199,9 +253,16 @@ const FILTERS: Readonly<Record<string, FilterRule>> = {
       options.cap("size", options.limits.maxLoopFrames, "frames held in memory");
     },
   },
-  aloop: LOOP,
+  aloop: {
+    ...LOOP,
+    check: (options) => {
+      LOOP.check!(options);
+      options.cap("size", options.limits.maxLoopSamples, "samples held in memory");
+    },
+  },
   tpad: {
     order: ["start", "stop", "start_mode", "stop_mode", "start_duration", "stop_duration", "color"],
+    measures: { start: IN_CHECK, stop: IN_CHECK },
     check: (options) => {
       options.cap("start", options.limits.maxFrames, "frames");
       if (options.integer("stop") === -1) options.markUnbounded();
@@ -212,6 +273,7 @@ const FILTERS: Readonly<Record<string, FilterRule>> = {
   },
   apad: {
     order: ["packet_size", "pad_len", "whole_len", "pad_dur", "whole_dur"],
+    measures: { packet_size: FRAME_SAMPLES, pad_len: IN_CHECK, whole_len: IN_CHECK },
     check: (options) => {
       // A length that may be 0 or less means "no limit": apad then pads forever.
       const lengths = ["pad_len", "whole_len"].map((name) => options.capSamples(name)?.lo ?? -1);
@@ -219,41 +281,71 @@ const FILTERS: Readonly<Record<string, FilterRule>> = {
       if ([...lengths, ...durations].every((amount) => amount <= 0)) options.markUnbounded();
     },
   },
-  concat: SAFE, split: SAFE, asplit: SAFE, null: SAFE, anull: SAFE, copy: SAFE, acopy: SAFE, fifo: SAFE, afifo: SAFE,
-  format: SAFE, aformat: SAFE, setparams: SAFE, setfield: SAFE, fieldorder: SAFE, yadif: SAFE, bwdif: SAFE,
+  concat: { order: ["n", "v", "a", "unsafe"], measures: { n: PADS, v: PADS, a: PADS } },
+  split: { order: ["outputs"], measures: { outputs: PADS } },
+  asplit: { order: ["outputs"], measures: { outputs: PADS } },
+  null: SAFE, anull: SAFE, copy: SAFE, acopy: SAFE, fifo: SAFE, afifo: SAFE,
+  format: SAFE,
+  aformat: { order: ["sample_fmts", "sample_rates", "channel_layouts"], aliases: { f: "sample_fmts", r: "sample_rates", cl: "channel_layouts" }, measures: { sample_rates: SAMPLE_RATES } },
+  setparams: SAFE, setfield: SAFE, fieldorder: SAFE, yadif: SAFE, bwdif: SAFE,
   // composition
-  overlay: SAFE, hstack: SAFE, vstack: SAFE, xstack: SAFE, blend: SAFE, xfade: SAFE, alphamerge: SAFE,
+  overlay: SAFE,
+  hstack: { order: ["inputs", "shortest"], measures: { inputs: PADS }, frame: stacked("horizontal") },
+  vstack: { order: ["inputs", "shortest"], measures: { inputs: PADS }, frame: stacked("vertical") },
+  xstack: { order: ["inputs", "layout", "grid", "shortest", "fill"], measures: { inputs: PADS, layout: IN_CHECK, grid: GRID }, frame: xstacked },
+  blend: SAFE, xfade: SAFE, alphamerge: SAFE,
   alphaextract: SAFE, colorkey: SAFE, chromakey: SAFE, haldclut: SAFE,
   tile: {
     order: ["layout", "nb_frames", "margin", "padding", "color", "overlap", "init_padding"],
-    check: (options) => options.capTileLayout("layout"),
+    measures: { layout: GRID, margin: IN_CHECK, padding: IN_CHECK },
+    uncapped: { nb_frames: "ffmpeg keeps it within the layout's cells", overlap: "ffmpeg keeps it within the layout's cells", init_padding: "ffmpeg keeps it within the layout's cells" },
+    frame: tiled,
   },
   zoompan: {
     order: ["zoom", "x", "y", "d", "s", "fps"],
     aliases: { z: "zoom" },
+    measures: { s: IN_CHECK, fps: IN_CHECK, d: IN_CHECK },
+    frame: sizeOption("s", "hd720"),
     check: (options) => {
-      options.cap("d", options.limits.maxFrames, "frames", zoompanVariables(options.limits));
+      // Every input frame becomes d output frames (90 unless set). A photo's Ken Burns pan (d of a
+      // few hundred, no -t) is the filter's everyday use and ends with its input; a d that could
+      // stretch each frame past a minute needs a bounded output.
+      const frames = options.cap("d", options.limits.maxFrames, "frames", zoompanVariables(options.limits));
+      if ((frames?.hi ?? 90) > ZOOMPAN_FRAMES_WITHOUT_BOUND) options.markUnbounded();
       options.capSize("s");
       options.capRate("fps");
     },
   },
   // picture
-  fade: SAFE, eq: SAFE, hue: SAFE, colorbalance: SAFE, colorchannelmixer: SAFE, colorlevels: SAFE,
-  lut: SAFE, lutrgb: SAFE, lutyuv: SAFE, negate: SAFE, edgedetect: SAFE, vignette: SAFE, noise: SAFE,
-  boxblur: SAFE, gblur: SAFE, avgblur: SAFE, smartblur: SAFE, unsharp: SAFE, hqdn3d: SAFE, nlmeans: SAFE,
-  deband: SAFE, deblock: SAFE, colorspace: SAFE, tonemap: SAFE, drawbox: SAFE, drawgrid: SAFE,
+  fade: { uncapped: { start_frame: "counts frames it fades", nb_frames: "counts frames it fades", start_time: "a time, not a length" } },
+  eq: SAFE, hue: SAFE, colorbalance: SAFE, colorchannelmixer: SAFE, colorlevels: SAFE,
+  lut: SAFE, lutrgb: SAFE, lutyuv: SAFE, negate: SAFE, edgedetect: SAFE,
+  vignette: { uncapped: { aspect: "the vignette's shape, not the frame's size" } },
+  noise: SAFE,
+  boxblur: {
+    order: ["luma_radius", "luma_power", "chroma_radius", "chroma_power", "alpha_radius", "alpha_power"],
+    aliases: { lr: "luma_radius", lp: "luma_power", cr: "chroma_radius", cp: "chroma_power", ar: "alpha_radius", ap: "alpha_power" },
+    measures: { luma_power: PASSES, chroma_power: PASSES, alpha_power: PASSES },
+  },
+  gblur: SAFE, avgblur: SAFE, smartblur: SAFE, unsharp: SAFE, hqdn3d: SAFE, nlmeans: SAFE,
+  deband: SAFE, deblock: SAFE, colorspace: SAFE, tonemap: SAFE,
+  drawbox: { uncapped: { width: "drawn inside the frame", height: "drawn inside the frame" } },
+  drawgrid: { uncapped: { width: "drawn inside the frame", height: "drawn inside the frame" } },
   curves: {
     order: ["preset", "master", "red", "green", "blue", "all", "psfile", "plot"],
     aliases: { m: "master", r: "red", g: "green", b: "blue" },
     refused: { psfile: READS_FILE, plot: WRITES_FILE },
   },
-  palettegen: SAFE,
+  palettegen: { frame: () => ({ width: 16, height: 16 }) },
   paletteuse: {
     order: ["dither", "bayer_scale", "diff_mode", "new", "alpha_threshold", "use_alpha", "debug_kdtree"],
     refused: { debug_kdtree: WRITES_FILE },
   },
   drawtext: {
     order: ["fontfile", "text", "textfile"],
+    aliases: { r: "timecode_rate", rate: "timecode_rate" },
+    measures: { fontsize: DRAWN_SIZE, borderw: DRAWN_SIZE, boxborderw: DRAWN_SIZE, timecode_rate: FRAME_RATE },
+    uncapped: { tabsize: "spaces per tab", start_number: "the first frame number shown" },
     refused: { fontfile: `${READS_FILE}; name an installed font with 'font=' instead`, textfile: `${READS_FILE}; put the text in 'text=' instead` },
     // `font` is a fontconfig pattern, which can carry properties such as `:file=`; a family name needs none of that syntax.
     check: (options) => options.matches("font", /^[A-Za-z0-9 _-]{1,64}$/, "a font family name"),
@@ -261,6 +353,7 @@ const FILTERS: Readonly<Record<string, FilterRule>> = {
   subtitles: {
     order: ["filename", "original_size", "fontsdir", "alpha", "charenc", "stream_index", "force_style"],
     aliases: { f: "filename", si: "stream_index" },
+    measures: { original_size: FRAME_SIZE },
     refused: SUBTITLES_COMMON,
     inputFile: "filename",
     inputKind: SUBTITLE_FILE,
@@ -268,20 +361,54 @@ const FILTERS: Readonly<Record<string, FilterRule>> = {
   ass: {
     order: ["filename", "original_size", "fontsdir", "alpha", "shaping"],
     aliases: { f: "filename" },
+    measures: { original_size: FRAME_SIZE },
     refused: SUBTITLES_COMMON,
     inputFile: "filename",
     inputKind: ASS_FILE,
   },
   // audio
-  aresample: SAMPLE_RATE, atempo: SAFE, afade: SAFE, acrossfade: SAFE, amix: SAFE, amerge: SAFE, pan: SAFE, join: SAFE,
+  aresample: SAMPLE_RATE, atempo: SAFE,
+  afade: { uncapped: { start_sample: "a position, not a length", nb_samples: "the fade's length only shapes gain" } },
+  acrossfade: {
+    order: ["nb_samples", "duration", "overlap", "curve1", "curve2"],
+    aliases: { ns: "nb_samples", d: "duration", o: "overlap", c1: "curve1", c2: "curve2" },
+    measures: { nb_samples: SAMPLES },
+  },
+  amix: { order: ["inputs", "duration", "dropout_transition", "weights", "normalize"], measures: { inputs: PADS } },
+  amerge: { order: ["inputs"], measures: { inputs: PADS } },
+  pan: SAFE,
+  join: { order: ["inputs", "channel_layout", "map"], measures: { inputs: PADS } },
   channelsplit: SAFE, channelmap: SAFE, volume: SAFE, loudnorm: SAFE, dynaudnorm: SAFE, acompressor: SAFE,
   alimiter: SAFE, compand: SAFE, highpass: SAFE, lowpass: SAFE, bandpass: SAFE, bandreject: SAFE, equalizer: SAFE,
   bass: SAFE, treble: SAFE, silenceremove: SAFE, adelay: { order: ["delays", "all"], check: checkDelays }, aecho: SAFE, chorus: SAFE, flanger: SAFE,
   tremolo: SAFE, vibrato: SAFE, afftdn: SAFE, anlmdn: SAFE, stereotools: SAFE, extrastereo: SAFE,
-  crystalizer: SAFE, asetrate: SAMPLE_RATE, asetnsamples: SAFE, rubberband: SAFE,
+  crystalizer: SAFE, asetrate: SAMPLE_RATE,
+  asetnsamples: { order: ["nb_out_samples", "pad"], aliases: { n: "nb_out_samples", p: "pad" }, measures: { nb_out_samples: FRAME_SAMPLES } },
+  rubberband: SAFE,
   // analysis and visualisation
-  showwaves: SAFE, showwavespic: SAFE, showspectrum: SAFE, showspectrumpic: SAFE, volumedetect: SAFE,
-  ebur128: SAFE, astats: SAFE, silencedetect: SAFE, blackdetect: SAFE, cropdetect: SAFE, showinfo: SAFE, ashowinfo: SAFE,
+  showwaves: {
+    order: ["size", "mode", "n", "rate", "split_channels", "colors", "scale", "draw"],
+    aliases: { s: "size", r: "rate" },
+    measures: { size: FRAME_SIZE, rate: FRAME_RATE },
+    uncapped: { n: "samples drawn in one column" },
+    frame: sizeOption("size", "600x240"),
+  },
+  showwavespic: { order: ["size", "split_channels", "colors", "scale", "draw", "filter"], aliases: { s: "size" }, measures: { size: FRAME_SIZE }, frame: sizeOption("size", "600x240") },
+  showspectrum: {
+    order: ["size", "slide", "mode", "color", "scale", "fscale", "saturation", "win_func", "orientation", "overlap", "gain", "data", "rotation", "start", "stop", "fps"],
+    aliases: { s: "size" },
+    measures: { size: FRAME_SIZE, fps: FRAME_RATE },
+    frame: sizeOption("size", "640x512"),
+  },
+  showspectrumpic: {
+    order: ["size", "mode", "color", "scale", "fscale", "saturation", "win_func", "orientation", "gain", "legend", "rotation", "start", "stop", "drange", "limit", "opacity"],
+    aliases: { s: "size" },
+    measures: { size: FRAME_SIZE },
+    frame: sizeOption("size", "4096x2048"),
+  },
+  volumedetect: SAFE,
+  ebur128: { order: ["video", "size", "meter", "framelog", "metadata", "peak", "dualmono", "panlaw", "target", "gauge", "scale"], measures: { size: FRAME_SIZE }, frame: sizeOption("size", "640x480") },
+  astats: { uncapped: { reset: "counts frames between statistics" } }, silencedetect: SAFE, blackdetect: SAFE, cropdetect: { uncapped: { round: "a divisor", reset: "counts frames", skip: "counts frames", reset_count: "counts frames" } }, showinfo: SAFE, ashowinfo: SAFE,
   // sources
   color: {
     ...VIDEO_SOURCE,
@@ -289,9 +416,9 @@ const FILTERS: Readonly<Record<string, FilterRule>> = {
     aliases: { ...VIDEO_SOURCE.aliases, c: "color" },
   },
   testsrc: VIDEO_SOURCE, testsrc2: VIDEO_SOURCE, smptebars: VIDEO_SOURCE, smptehdbars: VIDEO_SOURCE, nullsrc: VIDEO_SOURCE,
-  sine: AUDIO_SOURCE(["frequency", "beep_factor", "sample_rate", "duration"], { f: "frequency", b: "beep_factor", r: "sample_rate", d: "duration" }),
+  sine: AUDIO_SOURCE(["frequency", "beep_factor", "sample_rate", "duration", "samples_per_frame"], { f: "frequency", b: "beep_factor", r: "sample_rate", d: "duration" }, { samples_per_frame: FRAME_SAMPLES }),
   anullsrc: AUDIO_SOURCE(["channel_layout", "sample_rate", "nb_samples", "duration"], { cl: "channel_layout", r: "sample_rate", n: "nb_samples", d: "duration" }),
-  anoisesrc: AUDIO_SOURCE(["sample_rate", "amplitude", "duration"], { r: "sample_rate", a: "amplitude", d: "duration" }),
+  anoisesrc: AUDIO_SOURCE(["sample_rate", "amplitude", "duration", "color", "seed", "nb_samples"], { r: "sample_rate", a: "amplitude", d: "duration", colour: "color", c: "color", s: "seed", n: "nb_samples" }, { nb_samples: FRAME_SAMPLES }),
 };
 
 /** Why well-known refused filters are refused; any other unknown filter gets a generic answer. */
@@ -333,17 +460,94 @@ const REFUSED_FILTERS: Readonly<Record<string, string>> = {
  */
 export function checkFilterGraph(text: string, context: GraphContext): FilterGraph {
   const graph = parseFilterGraph(text);
-  for (const node of graph.chains.flat()) {
-    context.notes.filters++;
-    if (context.notes.filters > context.limits.maxFilters) {
-      throw refuse("LIMIT_EXCEEDED", node.name, `The command uses more than ${context.limits.maxFilters} filters.`);
-    }
-    checkFilter(node, context);
-  }
+  checkScalerFlags(graph);
+  checkFrameSizes(checkedChains(graph, context));
   return graph;
 }
 
-function checkFilter(node: FilterNode, context: GraphContext): void {
+/** The largest frame of the input stream a graph reads through `label` (`0:v`, `1`), or through an unlabelled first pad. */
+export type InputFrames = (label?: string) => FrameBound;
+
+/**
+ * The run-time half of the frame-size check: once ffmpeg has described its inputs, a link
+ * whose size follows from an input is bounded by that input's largest frame, and every frame
+ * the graph makes is judged again.
+ */
+export function checkGraphFrames(text: string, context: GraphContext, inputFrames: InputFrames, settled: boolean): void {
+  checkFrameSizes(checkedChains(parseFilterGraph(text), context), inputFrames, settled);
+}
+
+type CheckedChain = readonly { node: FilterNode; options: FilterOptions }[];
+
+function checkedChains(graph: FilterGraph, context: GraphContext): CheckedChain[] {
+  return graph.chains.map((chain) =>
+    chain.map((node) => {
+      context.notes.filters++;
+      if (context.notes.filters > context.limits.maxFilters) {
+        throw refuse("LIMIT_EXCEEDED", node.name, `The command uses more than ${context.limits.maxFilters} filters.`);
+      }
+      return { node, options: checkFilter(node, context) };
+    }),
+  );
+}
+
+/**
+ * Follows the largest frame along every link (see filter-geometry.ts) and refuses a filter
+ * that makes one past the caps. A label may be used before the chain that makes it, so the
+ * walk repeats until no link learns more; a label no filter makes is an input stream, unknown
+ * at submission. Once every input's size is known (`settled`, at run time), a last walk over
+ * the settled links also refuses frames that follow from them but cannot be bounded.
+ */
+function checkFrameSizes(chains: readonly CheckedChain[], inputFrames?: InputFrames, settled = false): void {
+  const frames = new Map<string, FrameBound>();
+  let changed = true;
+  for (let pass = 0; changed && pass <= chains.length; pass++) changed = walkFrames(chains, frames, inputFrames, false);
+  if (settled) walkFrames(chains, frames, inputFrames, true);
+}
+
+/** One walk over every chain; says whether a link learned its frame. */
+function walkFrames(chains: readonly CheckedChain[], frames: Map<string, FrameBound>, inputFrames: InputFrames | undefined, inputsKnown: boolean): boolean {
+  const made = new Set(chains.flat().flatMap(({ node }) => node.outputs));
+  const linked = (label: string) => (made.has(label) ? frames.get(label) : inputFrames?.(label));
+  let changed = false;
+  for (const chain of chains) {
+    // Unlabelled outputs feed the next filter of the chain; a chain's first filter reads an input stream.
+    let unlabelled: FrameBound[] = [inputFrames?.()];
+    for (const { node, options } of chain) {
+      const inputs = [...node.inputs.map(linked), ...unlabelled];
+      const frame = (FILTERS[node.name]!.frame ?? sameAsInput)(options, inputs, inputsKnown);
+      if (frame && enlarges(frame, inputs)) options.checkFrame(frame);
+      for (const label of node.outputs) {
+        if (frame !== undefined && frames.get(label) === undefined) changed = true;
+        frames.set(label, frame);
+      }
+      unlabelled = node.outputs.length === 0 ? new Array<FrameBound>(MAX_FILTER_PADS).fill(frame) : [];
+    }
+  }
+  return changed;
+}
+
+/**
+ * A frame no larger than one of the filter's inputs was judged where that input was made (an
+ * input file's frames by the transcoder's input cap, which may be looser than the frame cap).
+ */
+function enlarges(frame: VideoSize, inputs: readonly FrameBound[]): boolean {
+  return !inputs.some((input) => input !== undefined && frame.width <= input.width && frame.height <= input.height);
+}
+
+/**
+ * graphparser.c hands the text after `sws_flags=` to every scaler in the graph as options
+ * (`flags=` + the text), so `sws_flags=bicubic:w=99999;` would set every scaler's width.
+ * Only the flags themselves are allowed.
+ */
+function checkScalerFlags(graph: FilterGraph): void {
+  const flags = graph.swsFlags;
+  if (flags !== undefined && !/^[A-Za-z0-9_+-]*$/.test(flags)) {
+    throw refuse("FILTER_NOT_ALLOWED", `sws_flags=${flags}`, `The graph's 'sws_flags=' takes scaler flags only, such as bicubic+accurate_rnd; ${quote(flags)} would set other options on every scaler.`);
+  }
+}
+
+function checkFilter(node: FilterNode, context: GraphContext): FilterOptions {
   const rule = FILTERS[node.name];
   if (!rule) throw filterRefused(node.name, REFUSED_FILTERS[node.name] ?? "is not on the list of allowed filters");
   const options = new FilterOptions(node.name, resolveArguments(node, rule, context), context);
@@ -354,13 +558,15 @@ function checkFilter(node: FilterNode, context: GraphContext): void {
   options.cap("threads", context.limits.maxThreads, "threads");
   if (!rule.order?.includes("size")) options.capSizeIfSize("size");
   if (!rule.order?.includes("s")) options.capSizeIfSize("s");
+  for (const [name, measure] of Object.entries(rule.measures ?? {})) measure(options, name);
   rule.check?.(options);
+  return options;
 }
 
 /** Maps each argument to its option name, through position and aliases. */
 function resolveArguments(node: FilterNode, rule: FilterRule, context: GraphContext): Map<string, string> {
   const resolved = new Map<string, string>();
-  const constrained = rule.refused !== undefined || rule.inputFile !== undefined || rule.check !== undefined;
+  const constrained = rule.refused !== undefined || rule.inputFile !== undefined || rule.check !== undefined || rule.measures !== undefined || rule.order !== undefined;
   argumentsOf(node, rule, context.inputUrls).forEach((argument, index) => {
     if (argument.key?.startsWith("/")) {
       throw filterRefused(node.name, `with ${quote(argument.key)}: a '/' before an option name makes ffmpeg read the value from a file`);

@@ -17,6 +17,8 @@ export interface PolicyLimits {
   maxLoops: number;
   /** Frames the `loop` filter may hold in memory to repeat them. */
   maxLoopFrames: number;
+  /** Samples the `aloop` filter may hold in memory to repeat them. */
+  maxLoopSamples: number;
   /** Largest frame width and height anywhere in the command (`-s`, `scale=`, `pad=`, sources...). */
   maxWidth: number;
   maxHeight: number;
@@ -41,6 +43,7 @@ export const DEFAULT_LIMITS: Readonly<PolicyLimits> = Object.freeze({
   maxFrames: 500_000,
   maxLoops: 10,
   maxLoopFrames: 1000,
+  maxLoopSamples: 60 * 48_000,
   maxWidth: 8192,
   maxHeight: 8192,
   maxPixels: 36_000_000,

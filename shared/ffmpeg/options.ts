@@ -51,6 +51,8 @@ export interface OptionRule {
   output?: ValueCheck;
   /** How buildArgv rewrites the value: a file put in the output directory, or a graph re-written from what was checked. */
   rewrite?: "output-path" | "filter-graph";
+  /** Text ffmpeg stores and never evaluates (`-metadata title=…`), so it may say "while (…)". */
+  freeText?: true;
 }
 
 type Placement = Pick<OptionRule, "global" | "input" | "output">;
@@ -170,7 +172,7 @@ export const OPTIONS: Readonly<Record<string, OptionRule>> = {
   // streams, mapping, metadata
   an: flag("either"), vn: flag("either"), sn: flag("either"), dn: flag("either"),
   map: output(streamMap), map_metadata: output(metadataMap, spec), map_chapters: output(integer(-1, 999)),
-  metadata: output(metadataEntry, spec), disposition: output(flagList, spec),
+  metadata: output(metadataEntry, { ...spec, freeText: true }), disposition: output(flagList, spec),
   shortest: flag("output"), copyinkf: flag("output", true),
   bsf: output(listIn(BITSTREAM_FILTERS, "bitstream filters"), spec),
   max_muxing_queue_size: output(integer(1, 65_536), spec),

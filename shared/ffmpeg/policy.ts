@@ -1,13 +1,11 @@
 import type { UrlPolicyOptions } from "../net/url-policy";
 import { type CheckContext, newNotes, type PolicyNotes } from "./context";
-import { checkInputUrl, checkOutputName, inputFileName } from "./files";
+import { refuseLoopingValue } from "./checks";
+import { checkInputUrl, checkOutputName, extensionOf, inputFileName } from "./files";
 import type { PolicyLimits } from "./limits";
 import { OPTIONS } from "./options";
 import { hasControlCharacter, quote, refuse } from "./refusal";
-import type { OptionUse, OutputSpec, ParsedCommand } from "./types";
-
-/** Output options that stop an output, and so whatever endless source feeds it. */
-const BOUNDING_OPTIONS = new Set(["t", "to", "frames", "vframes", "aframes", "shortest"]);
+import type { InputSpec, OptionUse, OutputSpec, ParsedCommand } from "./types";
 
 /**
  * The rules a parsed command must pass before anything is fetched or run. Applied at the edge
@@ -24,11 +22,22 @@ export function enforcePolicy(parsed: ParsedCommand, limits: PolicyLimits, urlPo
     inputUrls: parsed.inputs.map((input) => input.url),
     inputFormats: parsed.inputs.map((input) => input.options.findLast((use) => use.base === "f")?.value),
   };
-  for (const use of parsed.globals) checkValue(use, { ...base, use, scope: "global" });
-  for (const owner of parsed.inputs) for (const use of owner.options) checkValue(use, { ...base, use, scope: "input", owner });
-  for (const owner of parsed.outputs) for (const use of owner.options) checkValue(use, { ...base, use, scope: "output", owner });
+  // Which option made a source endless decides which outputs and streams it can reach.
+  const endless = noEndlessSources();
+  const checkNoting = (use: OptionUse, context: CheckContext, note: (token: string) => void) => {
+    const before = notes.unbounded.length;
+    checkValue(use, context);
+    notes.unbounded.slice(before).forEach(note);
+  };
+  for (const use of parsed.globals) checkNoting(use, { ...base, use, scope: "global" }, (token) => endless.graphs.push(token));
+  parsed.inputs.forEach((owner, index) => {
+    for (const use of owner.options) checkNoting(use, { ...base, use, scope: "input", owner }, (token) => endless.inputs.set(index, token));
+  });
+  for (const owner of parsed.outputs) {
+    for (const use of owner.options) checkNoting(use, { ...base, use, scope: "output", owner }, (token) => endless.outputGraphs.push({ output: owner, kinds: graphKinds(use), token }));
+  }
   checkExtraOutputs(notes, checkOutputNames(parsed));
-  checkBounded(parsed.outputs, notes);
+  parsed.outputs.forEach((output, index) => checkBounded(parsed, output, index, endless));
   return parsed;
 }
 
@@ -58,6 +67,8 @@ function checkValue(use: OptionUse, context: CheckContext): void {
   if (rule.rewrite !== "filter-graph" && hasControlCharacter(use.value)) {
     throw refuse("OPTION_VALUE_NOT_ALLOWED", use.value, `The value of '-${use.name}' contains control characters.`);
   }
+  // Filter graphs are searched filter by filter, naming the filter (checks.ts filterGraph).
+  if (rule.rewrite !== "filter-graph" && !rule.freeText) refuseLoopingValue(use.value, context);
   rule[context.scope]!(use.value, context);
 }
 
@@ -69,16 +80,161 @@ function checkExtraOutputs(notes: PolicyNotes, names: Set<string>): void {
   }
 }
 
+
+type StreamKind = "v" | "a" | "s" | "d";
+
+const ALL_KINDS: readonly StreamKind[] = ["v", "a", "s", "d"];
+/** lavfi filters make video and audio only, and a looped image one of those: only they can be endless. */
+const ENDLESS_KINDS: readonly StreamKind[] = ["v", "a"];
+const KIND_NAMES: Readonly<Record<StreamKind, string>> = { v: "video", a: "audio", s: "subtitles", d: "data" };
+
+/** `-vn`, `-an`, `-sn`, `-dn`. */
+const LEFT_OUT: Readonly<Record<string, StreamKind>> = { vn: "v", an: "a", sn: "s", dn: "d" };
+/** Options that stop every stream of an output (only when written without a stream specifier). */
+const STOPS_OUTPUT = new Set(["t", "to", "frames"]);
+/** Options that stop every stream of one kind; `-frames:v:0` stops only one stream and is not counted. */
+const STOPS_KIND: Readonly<Record<string, StreamKind>> = {
+  "frames:v": "v", vframes: "v", "frames:a": "a", aframes: "a", "frames:s": "s", "frames:d": "d", dframes: "d",
+};
+
+/** Where the command makes media without end, named by the token that does. */
+interface EndlessSources {
+  /** `-loop` on an input, by input index: only the image demuxers take it (see pickedStreams). */
+  inputs: Map<number, string>;
+  /** Endless filters in `-filter_complex` graphs: any output of any such graph may be endless. */
+  graphs: string[];
+  /** Endless filters in an output's own `-vf`, `-af` or `-filter`, with the kinds of stream that graph filters. */
+  outputGraphs: { output: OutputSpec; kinds: readonly StreamKind[]; token: string }[];
+}
+
+/** A stream an output may have. */
+interface OutputStream {
+  kinds: readonly StreamKind[];
+  /** The source that may make it endless. */
+  endless?: string;
+  /**
+   * Relied on by `-shortest`: an explicit, non-optional map of a kind not left out, or the audio
+   * ffmpeg picks itself when only inputs that end can hold audio.
+   */
+  certain: boolean;
+}
+
+function noEndlessSources(): EndlessSources {
+  return { inputs: new Map(), graphs: [], outputGraphs: [] };
+}
+
+/** The kinds a simple graph filters: `-vf` video, `-af` audio, `-filter:v` by its specifier. */
+function graphKinds(use: OptionUse): readonly StreamKind[] {
+  if (use.base === "vf") return ["v"];
+  if (use.base === "af") return ["a"];
+  const kind = streamKind(use.name.split(":")[1]);
+  return kind === undefined ? ALL_KINDS : [kind];
+}
+
+/** The kind a stream specifier's first letter names (`v`, `V`, `a`, `s`, `d`), if it names one. */
+function streamKind(letter: string | undefined): StreamKind | undefined {
+  return ALL_KINDS.find((kind) => kind === letter?.toLowerCase());
+}
+
 /**
- * Looped images and sources without a duration never end by themselves; every output must
- * then be stopped by `-t`, `-to`, `-frames` or `-shortest`. This is a friendly early answer:
- * the transcoder's wall-clock limit is what actually bounds a task.
+ * Looped images, sources without a duration and filters that repeat or stretch their input
+ * make media without end; an output they may feed must stop every stream it may have. `-t`,
+ * `-to` and `-frames` stop them all; `-frames:v` (`-vframes`) and `-frames:a` (`-aframes`)
+ * stop one kind, so they count only when every endless stream is of a kind they stop — ffmpeg
+ * finishes an output when all its streams have. `-shortest` ends the output when its first
+ * stream ends, so it counts only when a stream that ends is in it: mapped explicitly from an
+ * input that is not looped, or the audio ffmpeg picks when no looped input can hold audio.
+ * This is a friendly early answer; the transcoder's wall-clock limit is what bounds a task.
  */
-function checkBounded(outputs: OutputSpec[], notes: PolicyNotes): void {
-  const generator = notes.unbounded[0];
-  if (generator === undefined) return;
-  const unbounded = outputs.find((output) => !output.options.some((use) => BOUNDING_OPTIONS.has(use.base)));
-  if (unbounded) {
-    throw refuse("LIMIT_EXCEEDED", generator, `${quote(generator)} produces media without end, and the output ${quote(unbounded.filename)} has no '-t', '-to', '-frames' or '-shortest' to stop it.`);
+function checkBounded(parsed: ParsedCommand, output: OutputSpec, index: number, endless: EndlessSources): void {
+  if (output.options.some((use) => STOPS_OUTPUT.has(use.name))) return;
+  const stopped = new Set(output.options.map((use) => STOPS_KIND[use.name]).filter((kind) => kind !== undefined));
+  const streams = streamsOf(parsed, output, index, endless);
+  const open = streams.find((stream) => stream.endless !== undefined && stream.kinds.some((kind) => ENDLESS_KINDS.includes(kind) && !stopped.has(kind)));
+  if (open === undefined) return;
+  const shortest = output.options.some((use) => use.base === "shortest");
+  if (shortest && streams.some((stream) => stream.certain && stream.endless === undefined)) return;
+  const kinds = open.kinds.filter((kind) => ENDLESS_KINDS.includes(kind) && !stopped.has(kind)).map((kind) => KIND_NAMES[kind]);
+  throw refuse(
+    "LIMIT_EXCEEDED",
+    open.endless!,
+    `${quote(open.endless!)} can make media without end, and nothing stops the ${kinds.join(" or ")} of ${quote(output.filename)}: ` +
+      "give that output '-t' or '-to', '-frames' for every kind of stream it has, or '-shortest' with a stream mapped from an input that ends (such as '-map 1:a').",
+  );
+}
+
+/** The streams an output may have, from its maps or, without any, from ffmpeg's own choice. */
+function streamsOf(parsed: ParsedCommand, output: OutputSpec, index: number, endless: EndlessSources): OutputStream[] {
+  const maps = output.options.filter((use) => use.base === "map" && use.value !== undefined).map((use) => use.value!);
+  const included = maps.filter((map) => !map.startsWith("-"));
+  const leftOut = new Set(output.options.map((use) => LEFT_OUT[use.base]).filter((kind) => kind !== undefined));
+  const loopedInput = endless.inputs.values().next().value;
+  // A looped input may feed a -filter_complex, so any graph output may then be endless.
+  const graphOutput: OutputStream = { kinds: ENDLESS_KINDS, endless: endless.graphs[0] ?? loopedInput, certain: false };
+  // ffmpeg sends a -filter_complex output that has no label to the first output.
+  const getsGraphOutputs = index === 0 && parsed.globals.some((use) => use.base === "filter_complex" || use.base === "lavfi");
+  const streams: OutputStream[] =
+    included.length === 0
+      ? pickedStreams(parsed, output, endless, { leftOut, getsGraphOutputs })
+      : included.map((map) => mappedStream(map, endless, leftOut, included.length < maps.length) ?? { ...graphOutput });
+  if (getsGraphOutputs) streams.push({ ...graphOutput });
+  for (const graph of endless.outputGraphs) {
+    if (graph.output !== output) continue;
+    for (const stream of streams) if (stream.kinds.some((kind) => graph.kinds.includes(kind))) stream.endless ??= graph.token;
   }
+  return streams;
+}
+
+/**
+ * Without `-map`, ffmpeg picks at most one stream of each kind across all inputs. `-loop` is an
+ * option of the image demuxers only (any other input fails "Option loop not found"), and they
+ * make one video stream — audio only when an audio decoder is forced on the input (img2dec.c).
+ * So the audio picked then comes from an input that ends and `-shortest` may rely on it: the
+ * still-picture-plus-song command. If no input holds audio after all, the task's time limit
+ * stops it. ffmpeg picks no audio for a format without a default audio codec (a GIF), and a
+ * -filter_complex output of a kind takes the place of its pick of that kind: the pick is not
+ * relied on there.
+ */
+function pickedStreams(
+  parsed: ParsedCommand,
+  output: OutputSpec,
+  endless: EndlessSources,
+  { leftOut, getsGraphOutputs }: { leftOut: ReadonlySet<StreamKind>; getsGraphOutputs: boolean },
+): OutputStream[] {
+  const looped = [...endless.inputs];
+  const loopedAudio = looped.find(([input]) => mayHoldAudioWhenLooped(parsed.inputs[input]!))?.[1];
+  const audioThatEnds = parsed.inputs.some((input, index) => !endless.inputs.has(index) && !input.options.some((use) => use.base === "an"));
+  const reliedOn = loopedAudio === undefined && audioThatEnds && !getsGraphOutputs && takesAudio(output);
+  const picked = (kind: StreamKind): OutputStream => {
+    if (kind === "v") return { kinds: [kind], endless: looped[0]?.[1], certain: false };
+    if (kind === "a") return { kinds: [kind], endless: loopedAudio, certain: reliedOn };
+    return { kinds: [kind], certain: false };
+  };
+  return ALL_KINDS.filter((kind) => !leftOut.has(kind)).map(picked);
+}
+
+/** Muxers with a default audio codec, for which ffmpeg picks an audio stream (av_guess_codec). */
+const AUDIO_MUXERS: ReadonlySet<string> = new Set(["mp4", "mov", "ipod", "matroska", "webm", "mpegts", "hls", "mp3", "adts", "ogg", "oga", "opus", "wav", "flac"]);
+/** Output extensions ffmpeg gives one of those muxers. */
+const AUDIO_EXTENSIONS: ReadonlySet<string> = new Set(["mp4", "m4a", "m4v", "mov", "mkv", "mka", "webm", "ts", "m3u8", "mp3", "aac", "ogg", "oga", "opus", "wav", "flac"]);
+
+function takesAudio(output: OutputSpec): boolean {
+  const format = output.options.findLast((use) => use.base === "f")?.value;
+  if (format !== undefined) return AUDIO_MUXERS.has(format);
+  return AUDIO_EXTENSIONS.has(extensionOf(output.filename));
+}
+
+/** img2dec.c makes its one stream audio when `-c:a`/`-acodec` forces an audio decoder on the input. */
+function mayHoldAudioWhenLooped(input: InputSpec): boolean {
+  return input.options.some((use) => use.base === "acodec" || ((use.base === "c" || use.base === "codec") && streamKind(use.name.split(":")[1]) !== "v"));
+}
+
+/** `-map 1:a`, `-map 0`, `-map 0:v:0?`; undefined for a graph label (`-map [v]`). */
+function mappedStream(map: string, endless: EndlessSources, leftOut: ReadonlySet<StreamKind>, negated: boolean): OutputStream | undefined {
+  const match = /^(\d+)(?::([^?]*))?(\?)?$/.exec(map);
+  if (!match) return undefined;
+  const kind = streamKind(match[2]?.split(":")[0]);
+  const kinds = kind === undefined ? ALL_KINDS : [kind];
+  const certain = match[3] === undefined && !negated && kinds.every((each) => !leftOut.has(each));
+  return { kinds, endless: endless.inputs.get(Number(match[1])), certain };
 }

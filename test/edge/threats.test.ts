@@ -129,6 +129,11 @@ const SSRF_AT_SUBMISSION: [string, string, string][] = [
   ["24", "https://example.com%40evil.com/a.mp4", "URL_NOT_ALLOWED"],
   ["24", "https://example.com:8443/a.mp4", "URL_NOT_ALLOWED"],
   ["24", "https://example.com:80/a.mp4", "URL_NOT_ALLOWED"],
+  // Parser differentials (issue 18, item 10): WHATWG and RFC 3986 / ffmpeg would fetch different hosts or ports.
+  ["24", "https://example.com\\@127.0.0.1/a.mp4", "URL_NOT_ALLOWED"],
+  ["24", "https:///example.com/a.mp4", "URL_NOT_ALLOWED"],
+  ["24", "https://example\u3002com/a.mp4", "URL_NOT_ALLOWED"],
+  ["24", "https://example.com:0443/a.mp4", "URL_NOT_ALLOWED"],
 ];
 
 describe("threat catalogue: SSRF forms refused at submission (cases 21, 24, 38, 39)", () => {
@@ -176,6 +181,18 @@ const POLICY_AT_SUBMISSION: [string, string, string][] = [
   ["44", `ffmpeg -i ${IN} -vf subtitles=${IN} out2.mp4`, "FILTER_NOT_ALLOWED"],
   ["44", `ffmpeg -i ${IN} -f mp4 -i https://example.com/s.srt -vf subtitles=https://example.com/s.srt out.mp4`, "FILTER_NOT_ALLOWED"],
   ["44", `ffmpeg -f hls -i ${IN} out.mp4`, "OPTION_VALUE_NOT_ALLOWED"],
+  ["18.8", `ffmpeg -i ${IN} -vf 'sws_flags=w=12288:h=12288;scale=640:360' out.mp4`, "FILTER_NOT_ALLOWED"],
+  ["18.8", `ffmpeg -i ${IN} -filter_complex showwavespic=32768x4000,scale=640:-2 -frames:v 1 out.png`, "LIMIT_EXCEEDED"],
+  ["18.8", `ffmpeg -i ${IN} -af 'aformat=r=48000|2000000,aresample=48000' out.wav`, "LIMIT_EXCEEDED"],
+  ["18.8", `ffmpeg -i ${IN} -vf scale=1228:1228,tile=10x10,scale=640:-2 -frames:v 1 out.png`, "LIMIT_EXCEEDED"],
+  ["18.8", `ffmpeg -i ${IN} -vf scale=12288:1920:force_original_aspect_ratio=increase,crop=1080:1920 out.mp4`, "LIMIT_EXCEEDED"],
+  ["18.9", `ffmpeg -i ${IN} -vf "setpts='while(1,1)'" out.mp4`, "FILTER_NOT_ALLOWED"],
+  ["18.9", `ffmpeg -i ${IN} -vf "fade=t=in:enable='while-(1,1)'" out.mp4`, "FILTER_NOT_ALLOWED"],
+  ["18.9", `ffmpeg -i ${IN} -force_key_frames 'expr:while(1,1)' out.mp4`, "OPTION_VALUE_NOT_ALLOWED"],
+  ["18.9", `ffmpeg -loop 1 -i https://example.com/logo.png -frames:a 1 out.mp4`, "LIMIT_EXCEEDED"],
+  ["18.9", `ffmpeg -loop 1 -i https://example.com/logo.png -shortest out.mp4`, "LIMIT_EXCEEDED"],
+  ["18.9", `ffmpeg -i ${IN} -af aloop=loop=10:size=2e9 out.mp4`, "LIMIT_EXCEEDED"],
+  ["18.9", `ffmpeg -i ${IN} -vf zoompan=d=500000 out.mp4`, "LIMIT_EXCEEDED"],
 ];
 
 describe("threat catalogue: numbers, encoder parameters and formats refused at submission (cases 40–44)", () => {

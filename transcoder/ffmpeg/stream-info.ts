@@ -22,6 +22,8 @@ export interface StreamInfoListener {
   onInput?: (index: number, facts: FileFacts) => void;
   /** One of an output's streams was read (ffmpeg prints them once its encoders are set up). */
   onOutputStream?: (index: number, stream: StreamFacts) => void;
+  /** A "Stream mapping" line: output `output`'s stream `stream`, and whether it is copied (`-c copy`) rather than encoded. */
+  onStreamMapping?: (output: number, stream: number, copied: boolean) => void;
 }
 
 // ffmpeg prints file headers at column 0 and their facts indented by two spaces. Metadata values
@@ -30,6 +32,8 @@ export interface StreamInfoListener {
 const FILE_HEADER = /^(Input|Output) #(\d+), (.+?), (?:from|to) '/;
 const DURATION = /^ {2}Duration: ([^,]+)/;
 const STREAM = /^ {2}Stream #\d+:\d+\S*: (Video|Audio|Subtitle|Data|Attachment): (.*)$/;
+// "  Stream #0:0 -> #0:0 (copy)", "  Stream #0:1 -> #0:1 (aac (native) -> aac (native))", "  scale:default -> Stream #0:0 (libx264)".
+const MAPPING = /^ {2}\S.* -> (?:Stream )?#(\d+):(\d+) \((.*)\)$/;
 
 /**
  * Reads what ffmpeg itself says about its inputs and outputs on stderr (log level info) as it
@@ -66,7 +70,12 @@ export class StreamInfoParser {
       return;
     }
     const section = this.section;
-    if (!section) return;
+    if (!section) {
+      // "Stream mapping:" ends the files' sections; its lines follow.
+      const mapping = MAPPING.exec(line);
+      if (mapping) this.listener.onStreamMapping?.(Number(mapping[1]), Number(mapping[2]), mapping[3] === "copy");
+      return;
+    }
     const duration = DURATION.exec(line);
     if (duration && section.kind === "Input") {
       const seconds = parseFfmpegTime(duration[1]!);

@@ -1,4 +1,7 @@
-import type { PolicyLimits } from "../../shared/ffmpeg/index";
+import { AppError } from "../../shared/errors";
+import { checkFramesFromInputs } from "../../shared/ffmpeg/graph-frames";
+import type { ParsedCommand, PolicyLimits } from "../../shared/ffmpeg/index";
+import type { VideoSize } from "../../shared/ffmpeg/values";
 import type { ProgressPlan, ProgressSnapshot } from "../ffmpeg/progress";
 import type { FileFacts, StreamFacts } from "../ffmpeg/stream-info";
 import { JobFailure } from "./failure";
@@ -8,7 +11,9 @@ export interface GuardOptions {
   stallMs: number;
   /** Width × height above which an input is refused (a decompression bomb). */
   maxInputPixels: number;
-  limits: Pick<PolicyLimits, "maxWidth" | "maxHeight" | "maxPixels" | "maxSampleRate" | "maxDurationSeconds">;
+  limits: PolicyLimits;
+  /** The checked command, whose filter graphs are judged again once the inputs' frame sizes are known. */
+  command?: ParsedCommand;
   /** Called once, with the first reason to stop ffmpeg. */
   onViolation: (failure: JobFailure) => void;
 }
@@ -34,6 +39,15 @@ export class RuntimeGuard {
   private timer: NodeJS.Timeout | undefined;
   private tripped = false;
   private advancedOnce = false;
+  private readonly inputVideo: VideoSize[][] = [];
+  /** Streams seen per output, so each output stream's facts meet its mapping line. */
+  private readonly outputStreams: number[] = [];
+  /** Output streams (`output:stream`) over the frame-rate cap, with why, until their mapping says whether they are copied. */
+  private readonly fastStreams = new Map<string, string>();
+  /** Whether the graphs were judged with every input described. */
+  private graphsSettled = false;
+  /** Whether each mapped output stream is copied. */
+  private readonly mapped = new Map<string, boolean>();
 
   constructor(private readonly options: GuardOptions) {}
 
@@ -66,24 +80,78 @@ export class RuntimeGuard {
   }
 
   input(index: number, facts: FileFacts): void {
+    const video: VideoSize[] = [];
     for (const stream of facts.streams) {
       if (stream.width === undefined || stream.height === undefined) continue;
       if (stream.width * stream.height > this.options.maxInputPixels) {
         this.trip(new JobFailure("INPUT_FORMAT_NOT_ALLOWED", `Input ${index + 1} declares ${stream.width}×${stream.height} pixels per frame; the limit is ${this.options.maxInputPixels} pixels.`));
       }
+      video.push({ width: stream.width, height: stream.height });
+    }
+    this.learnInputVideo(index, video);
+  }
+
+  /**
+   * Frames the graphs make from input frames (stacked, tiled, scaled to cover) and shrink
+   * before an output never show in the outputs' stream information: each time an input
+   * reports another video stream, the graphs are judged again with the real sizes, and once
+   * more when ffmpeg moves on to its outputs, every input described (see checkFramesFromInputs).
+   */
+  private learnInputVideo(index: number, video: VideoSize[]): void {
+    if (video.length <= (this.inputVideo[index]?.length ?? 0)) return;
+    this.inputVideo[index] = video;
+    this.judgeGraphFrames(false);
+  }
+
+  private judgeGraphFrames(settled: boolean): void {
+    if (this.options.command === undefined || this.graphsSettled) return;
+    this.graphsSettled = settled;
+    try {
+      checkFramesFromInputs(this.options.command, this.options.limits, this.inputVideo, settled);
+    } catch (error) {
+      if (!(error instanceof AppError)) throw error;
+      const inputs = this.inputVideo.map((streams, index) => `input ${index + 1}: ${streams.map((size) => `${size.width}×${size.height}`).join(", ")}`);
+      this.trip(new JobFailure("LIMIT_EXCEEDED", `${error.detail} (${inputs.join("; ")})`));
     }
   }
 
   outputStream(index: number, stream: StreamFacts): void {
-    const { maxWidth, maxHeight, maxPixels, maxSampleRate } = this.options.limits;
+    this.judgeGraphFrames(true);
+    const { maxWidth, maxHeight, maxPixels, maxFrameRate, maxSampleRate } = this.options.limits;
     const label = `Output ${index + 1}`;
     if (stream.width !== undefined && stream.height !== undefined) {
       if (stream.width > maxWidth || stream.height > maxHeight || stream.width * stream.height > maxPixels) {
         this.trip(new JobFailure("LIMIT_EXCEEDED", `${label} has ${stream.width}×${stream.height} frames; the limit is ${maxWidth}×${maxHeight} and ${maxPixels} pixels.`));
       }
     }
+    const position = this.outputStreams[index] ?? 0;
+    this.outputStreams[index] = position + 1;
+    if (stream.frameRate !== undefined && stream.frameRate > maxFrameRate) {
+      this.fastStreams.set(`${index}:${position}`, `${label} has ${round(stream.frameRate)} frames per second; the limit is ${maxFrameRate}.`);
+      this.judgeFrameRates();
+    }
     if (stream.sampleRate !== undefined && stream.sampleRate > maxSampleRate) {
       this.trip(new JobFailure("LIMIT_EXCEEDED", `${label} has audio at ${stream.sampleRate} Hz; the limit is ${maxSampleRate} Hz.`));
+    }
+  }
+
+  /**
+   * ffmpeg's "Stream mapping" line for one output stream. A copied stream makes no frames (the
+   * input's bytes bound its work), so the frame-rate cap spares it: a 480 fps slow-motion clip
+   * may be copied, not encoded. ffmpeg describes an output of copies before this mapping and
+   * one it encodes after it, so a fast stream is judged once both are known.
+   */
+  streamMapping(output: number, stream: number, copied: boolean): void {
+    this.judgeGraphFrames(true);
+    this.mapped.set(`${output}:${stream}`, copied);
+    this.judgeFrameRates();
+  }
+
+  private judgeFrameRates(): void {
+    for (const [stream, why] of this.fastStreams) {
+      const copied = this.mapped.get(stream);
+      if (copied === false) this.trip(new JobFailure("LIMIT_EXCEEDED", why));
+      if (copied !== undefined) this.fastStreams.delete(stream);
     }
   }
 

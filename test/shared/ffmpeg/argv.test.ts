@@ -8,13 +8,22 @@ const SUBS = "https://example.com/subs.srt";
 
 describe("buildArgv", () => {
   it("puts the service's options first, then each input's options before its local copy, then the outputs", () => {
-    expect(argvOf(`ffmpeg -loglevel error -ss 1 -i ${IN} -c:v libx264 -crf 23 out.mp4`)).toEqual([
+    expect(argvOf(`ffmpeg -loglevel verbose -ss 1 -i ${IN} -c:v libx264 -crf 23 out.mp4`)).toEqual([
       ...SERVICE_PREFIX,
-      "-loglevel", "error",
+      "-loglevel", "verbose",
       "-ss", "1", "-protocol_whitelist", "file", "-i", "/job/in/0",
       "-c:v", "libx264", "-crf", "23", "/job/out/out.mp4",
     ]);
   });
+
+  it.each(["-loglevel error", "-v quiet", "-v warning", "-loglevel repeat+level+fatal", "-v panic"])(
+    "leaves out %s, which would hide the stream information the runtime guard reads",
+    (level) => {
+      const argv = argvOf(`ffmpeg ${level} -i ${IN} out.mp4`);
+      expect(argv.filter((word) => word === "-loglevel" || word === "-v")).toEqual([]);
+      expect(argv.slice(0, SERVICE_PREFIX.length)).toEqual(SERVICE_PREFIX);
+    },
+  );
 
   it("keeps inputs and outputs in command order", () => {
     const argv = argvOf(`ffmpeg -i ${IN} a.mp4 -i https://example.com/b.mp4 -map 1 c.mp4`);

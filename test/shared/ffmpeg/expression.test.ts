@@ -6,7 +6,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { between, evaluateConstant, evaluateRange, exactly, ExpressionError, parseNumber } from "../../../shared/ffmpeg/expression";
+import { between, evaluateConstant, evaluateRange, exactly, ExpressionError, findLoopingFunction, parseNumber } from "../../../shared/ffmpeg/expression";
 
 const FRAME = { iw: between(1, 8192), ih: between(1, 8192), sar: between(1, 1) };
 
@@ -71,6 +71,23 @@ describe("expressions", () => {
   it("refuses nesting deep enough to exhaust the stack", () => {
     expect(() => evaluateRange(`${"(".repeat(500)}1${")".repeat(500)}`)).toThrow(ExpressionError);
   });
+});
+
+describe("functions that can loop, wherever ffmpeg may read an expression", () => {
+  it.each([
+    ["while(1,1)", "while"], ["1+while(1,1)", "while"], ["while (1,1)", "while"], ["wh ile(1,1)", "while"], ["wh\\ile(1,1)", "while"],
+    ["wh'il'e(1,1)", "while"], ["while-(1,1)", "while"], ["while$x(1,1)", "while"], ["x:while(1,1)", "while"], ["%{eif:while(1,1):d}", "while"],
+    ["taylor(1,1)", "taylor"], ["root(t,1)", "root"], ["st(0,1);while(ld(0),st(0,0))", "while"], ["iw while(1,1)", "while"],
+  ])("finds the call in %j", (text, name) => {
+    expect(findLoopingFunction(text)).toBe(name);
+  });
+
+  it.each(["PTS*2", "if(gt(t,1),1,0)", "awhile(1,1)", "while_x(1)", "whiles(1,1)", "While(1,1)", "meanwhile", "while", "root", "st(0,1);ld(0)", "rooted(1)", "uproot(1)"])(
+    "finds no call in %j",
+    (text) => {
+      expect(findLoopingFunction(text)).toBeUndefined();
+    },
+  );
 });
 
 describe("soundness of the ranges (property)", () => {

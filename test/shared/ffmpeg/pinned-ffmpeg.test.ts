@@ -33,13 +33,21 @@ function listed(flag: string): Set<string> {
 
 interface HelpOption {
   name: string;
+  /** ffmpeg's option type: int, string, image_size, video_rate... */
+  type: string;
   description: string;
+  /** The largest value ffmpeg itself accepts, where it says. */
+  max?: number;
 }
 
-const OPTION_LINE = /^ {3}([A-Za-z0-9_-]+)\s+<[a-z_0-9]+>\s+\S+\s*(.*)$/gm;
+const OPTION_LINE = /^ {3}([A-Za-z0-9_-]+)\s+<([a-z_0-9]+)>\s+\S+\s*(.*)$/gm;
+const C_LIMITS: Readonly<Record<string, number>> = { INT_MAX: 2 ** 31 - 1, I64_MAX: 2 ** 63, UINT32_MAX: 2 ** 32 - 1, DBL_MAX: Number.MAX_VALUE, FLT_MAX: 3.4e38 };
 
 function helpOptions(text: string): HelpOption[] {
-  return [...text.matchAll(OPTION_LINE)].map((match) => ({ name: match[1]!, description: match[2]!.replace(/\s*\((from|default) .*$/, "") }));
+  return [...text.matchAll(OPTION_LINE)].map((match) => {
+    const max = /\(from \S+ to (\S+)\)/.exec(match[3]!)?.[1];
+    return { name: match[1]!, type: match[2]!, description: match[3]!.replace(/\s*\((from|default) .*$/, ""), ...(max === undefined ? {} : { max: C_LIMITS[max] ?? Number(max) }) };
+  });
 }
 
 /**
@@ -68,6 +76,29 @@ async function allFilterOptions(names: string[]): Promise<Map<string, HelpOption
 /** The shorthand order: aliases (listed next to the option with the same description) share a position. */
 function shorthandOrder(options: HelpOption[]): string[] {
   return options.filter((option, index) => index === 0 || options[index - 1]!.description !== option.description).map((option) => option.name);
+}
+
+/**
+ * Options that set a frame size, a rate or a count: by ffmpeg's type, or by their description
+ * where ffmpeg's own range is wider than a small bound.
+ */
+function setsSizeRateOrCount(option: HelpOption): boolean {
+  if (option.type === "image_size" || option.type === "video_rate") return true;
+  if (!/^(int|int64|string|rational|double|float)$/.test(option.type)) return false;
+  if (/\brates?\b/i.test(option.description)) return true;
+  return SIZE_OR_COUNT.test(option.description) && !(option.max !== undefined && option.max <= 100_000);
+}
+const SIZE_OR_COUNT = /\b(size|width|height|number of|how many|samples|frames|inputs|outputs|aspect)\b/i;
+
+/** Each option with the name its aliases share (the first of those listed together). */
+function aliasGroups(options: HelpOption[]): Map<string, string> {
+  const groups = new Map<string, string>();
+  let head = "";
+  options.forEach((option, index) => {
+    if (index === 0 || options[index - 1]!.description !== option.description) head = option.name;
+    groups.set(option.name, head);
+  });
+  return groups;
 }
 
 /** Options whose name or description suggests a file, reviewed as harmless. */
@@ -128,6 +159,19 @@ describe.skipIf(!existsSync(FFMPEG))("the policy against the pinned ffmpeg", () 
         .filter((option) => !handled.has(canonical(option.name)) && !handled.has(option.name));
       expect(unreviewed).toEqual([]);
       if (rule.order) expect(shorthandOrder(options).slice(0, rule.order.length)).toEqual(rule.order);
+    });
+
+    it.each(Object.entries(FILTER_RULES))("caps or reviews every option of %s that sets a size, rate or count, under each of its names", (name, rule) => {
+      const options = help.get(name)!;
+      const groups = aliasGroups(options);
+      const classified = new Set([...Object.keys(rule.measures ?? {}), ...Object.keys(rule.uncapped ?? {})]);
+      const unclassified = options.filter((option) => groups.get(option.name) === option.name && setsSizeRateOrCount(option) && !classified.has(option.name));
+      expect(unclassified.map((option) => `${option.name} <${option.type}> ${option.description}`)).toEqual([]);
+      expect([...classified].filter((option) => !groups.has(option))).toEqual([]);
+      // Every spelling of a capped option must reach its cap.
+      const capped = new Set(Object.keys(rule.measures ?? {}));
+      const unresolved = options.filter((option) => capped.has(groups.get(option.name)!) && (rule.aliases?.[option.name] ?? option.name) !== groups.get(option.name));
+      expect(unresolved.map((option) => option.name)).toEqual([]);
     });
   });
 

@@ -536,7 +536,7 @@ describe("F. numbers read as ffmpeg reads them (cases 40–42)", () => {
     it.each([
       "-vf scale=iw/2:-2", "-vf 'scale=trunc(iw/2)*2:trunc(ih/2)*2'", "-vf scale=-2:720", "-vf scale=iw*sar:ih", `-vf "scale='min(1280,iw)':-2"`,
       "-vf scale=w=1.28k:h=720", `-vf "pad='min(iw+20,8192)':'min(ih+20,8192)':10:10"`, `-vf "rotate=PI/6:ow='hypot(iw,ih)/2':oh=ow"`, "-vf 'rotate=PI/2:ow=rotw(PI/2):oh=roth(PI/2)'", "-vf zscale=w=1920:h=-2",
-      "-vf fps=1e1", "-vf fps=30000/1001", "-r 2.5e1", "-threads '(4)'", "-vf zoompan=z=1.5:d=25:s=1280x720",
+      "-vf fps=1e1", "-vf fps=30000/1001", "-r 2.5e1", "-threads '(4)'", "-vf zoompan=z=1.5:d=25:s=1280x720 -t 10",
     ])("accepts %s", (option) => {
       expect(() => argvOf(withInput(`${option} out.mp4`))).not.toThrow();
     });
