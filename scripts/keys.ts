@@ -1,10 +1,12 @@
 /**
  * API key administration for the operator: `npm run --silent keys -- <command>`.
  *
- *   create --user <name> [--email <address>]
- *                          create the user if new and give it a fresh key; prints ONLY the key.
- *                          --email sets the user's address, so that the console's password
- *                          reset lets the user set a password (without one it cannot sign in)
+ *   create --user <name | address | id> [--email <address>]
+ *                          give one user a fresh key, creating a user of that name if none
+ *                          matches; prints ONLY the key. An address finds the user whose
+ *                          address it is; a value matching two users is refused (name the
+ *                          user by its id then). --email sets the user's address, so that the
+ *                          console's password reset lets the user set a password
  *   list                   prefix, user, created, revoked of every key (never a key itself)
  *   revoke <prefix>        revoke the key with that display prefix
  *
@@ -34,8 +36,10 @@ export class CliError extends Error {
 }
 
 const USAGE = `usage: npm run --silent keys -- <command> [--remote | --persist-to <dir>]
-  create --user <name> [--email <address>]
-                         create the user if new and a fresh key; prints only the key
+  create --user <name | address | id> [--email <address>]
+                         a fresh key for that user (a new user of that name if none
+                         matches); prints only the key. A value matching two users is
+                         refused: name the user by its id then
                          (--email: the address the console's password reset mails to)
   list                   list keys: prefix, user, created, revoked
   revoke <prefix>        revoke the key with that prefix (e.g. ffe_AbCdEfGh)`;
@@ -119,11 +123,53 @@ export async function execute(target: Target, statements: Statement[]): Promise<
   return parsed.map((result) => result.results);
 }
 
-/** Creates the user if new and a fresh key for it; returns the key, shown only this once. */
+type UserMatch = { id: string; name: string; email: string | null };
+
+/**
+ * The one user `--user` names: by id, by name, or (for an address) by its address. A value that
+ * matches two users, or a user merely named an address whose own address is another, is refused:
+ * a key must never land on an account someone else registered under that address.
+ */
+function resolveUser(value: string, candidates: UserMatch[]): UserMatch | undefined {
+  const address = value.includes("@") ? value.trim().toLowerCase() : undefined;
+  const matches = candidates.filter((user) => user.id === value || user.name === value || (address !== undefined && user.email === address));
+  const distinct = [...new Map(matches.map((user) => [user.id, user])).values()];
+  if (distinct.length > 1) {
+    const described = distinct.map((user) => `${user.id} (name '${user.name}', address ${user.email ?? "none"})`).join(", ");
+    throw new CliError(`'${value}' matches more than one user: ${described}. Name the one you mean by its id: --user usr_….`);
+  }
+  const [user] = distinct;
+  if (user && address !== undefined && user.email !== null && user.email !== address && user.id !== value) {
+    throw new CliError(`'${value}' is only the name of user ${user.id}, whose address is ${user.email}. Use --user ${user.id} if that is the user you mean.`);
+  }
+  return user;
+}
+
+/** Users `value` or `email` could mean. A plain name (no address, not an id) can only mean the user of that name: no read needed. */
+async function findUsers(target: Target, value: string, email?: string): Promise<UserMatch[]> {
+  if (!value.includes("@") && !value.startsWith("usr_") && email === undefined) return [];
+  const [rows] = await execute(target, [{
+    sql: "SELECT id, name, email FROM users WHERE id = ? OR name = ? OR email = ? OR email = ?",
+    params: [value, value, value.trim().toLowerCase(), email ?? null],
+  }]);
+  return (rows ?? []) as UserMatch[];
+}
+
+/**
+ * A fresh key for the user `userName` names (see resolveUser), created under that name if none
+ * matches; returns the key, shown only this once. A key turns a pending console sign-up into
+ * an operator's account: that sign-up's password is dropped, and the owner sets one by reset.
+ */
 export async function createKey(target: Target, userName: string, email?: string): Promise<{ key: string; prefix: string; userId: string }> {
-  const { key, prefix, statements } = await newKeyStatements(userName, new Date(), email);
+  const address = email?.trim().toLowerCase();
+  const candidates = await findUsers(target, userName, address);
+  const user = resolveUser(userName, candidates);
+  const holder = address ? candidates.find((candidate) => candidate.email === address && candidate.id !== user?.id) : undefined;
+  if (holder) throw new CliError(`${address} is already the address of user ${holder.id} (name '${holder.name}').`);
+  const { key, prefix, statements } = await newKeyStatements(user ? user.name : userName, new Date(), address);
   const check = { sql: "SELECT user_id FROM api_keys WHERE hash = ?", params: [await hashApiKey(key)] };
-  const results = await execute(target, [...statements, check]);
+  const dropSignup = { sql: "DELETE FROM mail_tokens WHERE user_id = (SELECT id FROM users WHERE name = ?) AND purpose = ?", params: [user ? user.name : userName, "verify"] };
+  const results = await execute(target, [...statements, dropSignup, check]);
   const userId = results.at(-1)?.[0]?.user_id;
   if (typeof userId !== "string") throw new CliError(`The key for '${userName}' was not stored.`);
   return { key, prefix, userId };

@@ -4,6 +4,7 @@ import { discardStoredBytes } from "../files/tus/objects";
 import { taskStub } from "../lib/stubs";
 import { cancelTask } from "../tasks/live-state";
 import { deleteUserTasksStatement, listUserTaskStatuses } from "../tasks/repository";
+import { clearSigninFailures } from "./signin-limits";
 
 /**
  * Deletes an account and everything it owns: its keys and sessions first (nothing can act for
@@ -37,7 +38,7 @@ export async function eraseAccount(env: Env, userId: string, email: string | nul
     db.prepare("DELETE FROM tus_uploads WHERE user_id = ?").bind(userId),
     db.prepare("DELETE FROM files WHERE user_id = ?").bind(userId),
     deleteUserTasksStatement(db, userId),
-    db.prepare("DELETE FROM signin_failures WHERE subject = ?").bind(`account:${email}`),
+    ...(email === null ? [] : [clearSigninFailures(db, email)]),
     // Again, in the same transaction as the user: a reset mail or a sign-in that raced the
     // deletion would otherwise hold the user row through its foreign key.
     db.prepare("DELETE FROM mail_tokens WHERE user_id = ?").bind(userId),

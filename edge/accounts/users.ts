@@ -19,13 +19,13 @@ export function findUser(db: D1Database, userId: string): Promise<UserRow | null
 }
 
 /**
- * A new, unverified user for a sign-up. Its name (what the key CLI shows) is the address, or
- * the id when an operator already uses that address as another user's name. Returns the
- * existing user when the address won a race with another sign-up.
+ * A new, unverified user for a sign-up; `created` is false when the address already had a user
+ * (or won a race with another sign-up). Its name (what the key CLI shows) is the address, or
+ * the id when an operator already uses that address as another user's name.
  */
-export async function createUser(db: D1Database, email: string, now = new Date()): Promise<UserRow> {
+export async function createUser(db: D1Database, email: string, now = new Date()): Promise<{ user: UserRow; created: boolean }> {
   const id = `usr_${randomHex(8)}`;
-  await db
+  const inserted = await db
     .prepare(
       `INSERT INTO users (id, name, email, created_at)
        SELECT ?1, CASE WHEN EXISTS (SELECT 1 FROM users WHERE name = ?2) THEN ?1 ELSE ?2 END, ?2, ?3 WHERE true
@@ -33,9 +33,16 @@ export async function createUser(db: D1Database, email: string, now = new Date()
     )
     .bind(id, email, now.toISOString())
     .run();
-  return (await findUserByEmail(db, email))!;
+  return { user: (await findUserByEmail(db, email))!, created: inserted.meta.changes > 0 };
 }
 
 export function setPassword(db: D1Database, userId: string, passwordHash: string, now = new Date()): D1PreparedStatement {
   return db.prepare("UPDATE users SET password_hash = ?, email_verified_at = COALESCE(email_verified_at, ?) WHERE id = ?").bind(passwordHash, now.toISOString(), userId);
+}
+
+/** A sign-up's password, set when its link is followed: only on a user that has none and was never verified. */
+export function setFirstPassword(db: D1Database, userId: string, passwordHash: string, now = new Date()): D1PreparedStatement {
+  return db
+    .prepare("UPDATE users SET password_hash = ?, email_verified_at = ? WHERE id = ? AND password_hash IS NULL AND email_verified_at IS NULL")
+    .bind(passwordHash, now.toISOString(), userId);
 }

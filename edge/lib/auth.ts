@@ -22,6 +22,8 @@ export type AuthVariables = {
   anonymousTaskRead?: boolean;
   /** The SHA-256 of the API key that authenticated the request. */
   apiKeyHash?: string;
+  /** What authenticated the request, as `liveCredentials` checks it: an API key's hash or `session:<hash>`. */
+  credential?: string;
 };
 type AuthEnv = { Bindings: Env; Variables: AuthVariables };
 
@@ -37,12 +39,14 @@ const LAST_USED_RESOLUTION_MS = 60_000;
  * mapped to the user of the session that `requireSession` already checked. Keyed by the Request
  * object itself: nothing a client sends can put a request in here.
  */
-const sessionRequests = new WeakMap<Request, string>();
+const sessionRequests = new WeakMap<Request, Session>();
 
 /** Marks a request built by the console forwarder as acting for the session's user. */
-export function actAsSessionUser(request: Request, userId: string): void {
-  sessionRequests.set(request, userId);
+export function actAsSessionUser(request: Request, session: Session): void {
+  sessionRequests.set(request, session);
 }
+
+const SESSION_CREDENTIAL = "session:";
 
 /**
  * Authentication of the public API: a Bearer API key on `/v1` and `/api`, or — for requests
@@ -52,9 +56,10 @@ export const requireApiKey = createMiddleware<AuthEnv>(async (c, next) => {
   // Sub-apps sharing a path prefix (tasks and webhooks under /v1/tasks/*) each mount this
   // middleware: authenticate, and count against the rate limit, once per request.
   if (c.get("userId") || c.get("anonymousTaskRead")) return next();
-  const sessionUser = sessionRequests.get(c.req.raw);
-  if (sessionUser) {
-    c.set("userId", sessionUser);
+  const session = sessionRequests.get(c.req.raw);
+  if (session) {
+    c.set("userId", session.userId);
+    c.set("credential", `${SESSION_CREDENTIAL}${session.hash}`);
     return next();
   }
   const key = bearerToken(c.req.header("authorization"));
@@ -66,6 +71,7 @@ export const requireApiKey = createMiddleware<AuthEnv>(async (c, next) => {
   if (!row || !constantTimeEqual(row.hash, hash)) throw unauthorized();
   c.set("userId", row.user_id);
   c.set("apiKeyHash", hash);
+  c.set("credential", hash);
   recordKeyUse(c, hash, row.last_used_at);
   for (const [name, value] of Object.entries(await enforceRateLimit(c.env, hash))) c.header(name, value);
   await next();
@@ -103,62 +109,122 @@ export function constantTimeEqual(a: string, b: string): boolean {
   return left.byteLength === right.byteLength && crypto.subtle.timingSafeEqual(left, right);
 }
 
-/** How often a long-lived answer (an event stream) checks that its API key still stands. */
-export const KEY_RECHECK_MS = 5_000;
+/** How often a long-lived answer (an event stream) checks that its API key or session still stands. */
+export const KEY_RECHECK_MS = 2_000;
 
 /**
- * Which of these API key hashes are still valid (not revoked, not deleted), in one D1 read. If
- * D1 cannot answer, every key counts as valid: a stream is cut for a revocation, never for an outage.
+ * Which of these credentials (API key hashes, and `session:<hash>` for console sessions) still
+ * stand — keys not revoked or deleted, sessions not signed out or expired — in one D1 round
+ * trip. If D1 cannot answer, every one counts as live: a stream is cut for a revocation, never
+ * for an outage.
  */
-export async function liveKeyHashes(db: D1Database, hashes: readonly string[]): Promise<Set<string>> {
-  if (hashes.length === 0) return new Set();
+export async function liveCredentials(db: D1Database, credentials: readonly string[]): Promise<Set<string>> {
+  if (credentials.length === 0) return new Set();
+  const sessions = credentials.filter((credential) => credential.startsWith(SESSION_CREDENTIAL)).map((credential) => credential.slice(SESSION_CREDENTIAL.length));
+  const keys = credentials.filter((credential) => !credential.startsWith(SESSION_CREDENTIAL));
+  const marks = (list: readonly string[]) => list.map(() => "?").join(",");
   return db
-    .prepare(`SELECT hash FROM api_keys WHERE revoked_at IS NULL AND hash IN (${hashes.map(() => "?").join(",")})`)
-    .bind(...hashes)
-    .all<{ hash: string }>()
-    .then((result) => new Set(result.results.map((row) => row.hash)))
-    .catch(() => new Set(hashes));
+    .batch<{ credential: string }>([
+      db.prepare(`SELECT hash AS credential FROM api_keys WHERE revoked_at IS NULL AND hash IN (${marks(keys)})`).bind(...keys),
+      db.prepare(`SELECT ? || hash AS credential FROM sessions WHERE expires_at > ? AND hash IN (${marks(sessions)})`).bind(SESSION_CREDENTIAL, new Date().toISOString(), ...sessions),
+    ])
+    .then((results) => new Set(results.flatMap((result) => result.results.map((row) => row.credential))))
+    .catch(() => new Set(credentials));
+}
+
+/** Calls `onEnd` once the credential no longer stands (checked every KEY_RECHECK_MS); returns a stop function. */
+function whenCredentialEnds(env: Env, credential: string, onEnd: () => void): () => void {
+  const timer = setInterval(async () => {
+    if ((await liveCredentials(env.DB, [credential])).has(credential)) return;
+    clearInterval(timer);
+    onEnd();
+  }, KEY_RECHECK_MS);
+  return () => clearInterval(timer);
 }
 
 /**
- * A stream that ends as soon as the API key behind the request is revoked: a watcher keeps
- * its stream open for the whole task, and revoking a key must cut off everything it opened.
+ * A stream that ends as soon as the API key or console session behind the request is revoked
+ * (or signed out): a watcher keeps its stream open for the whole task, and ending a credential
+ * must cut off everything it opened. The stream is closed first and the task's side let go
+ * afterwards: cancelling a stream from another object can wait for its next write.
  */
-export function untilKeyRevoked(c: Context<AuthEnv>, body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
-  const hash = c.get("apiKeyHash");
-  if (!hash) return body;
+export function untilCredentialEnds(c: Context<AuthEnv>, body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+  const credential = c.get("credential");
+  if (!credential) return body;
   const reader = body.getReader();
-  let timer: ReturnType<typeof setInterval> | undefined;
-  const stop = () => clearInterval(timer);
+  let stop = () => {};
+  const closeQuietly = (controller: ReadableStreamDefaultController<Uint8Array>) => {
+    try {
+      controller.close();
+    } catch {
+      // Already closed: by the task's end, or by a revocation while a read waited.
+    }
+  };
   return new ReadableStream<Uint8Array>({
     start(controller) {
-      timer = setInterval(async () => {
-        if ((await liveKeyHashes(c.env.DB, [hash])).has(hash)) return;
-        stop();
-        await reader.cancel().catch(() => {});
-        try {
-          controller.close();
-        } catch {
-          // Already closed by the task's end.
-        }
-      }, KEY_RECHECK_MS);
+      stop = whenCredentialEnds(c.env, credential, () => {
+        closeQuietly(controller);
+        reader.cancel().catch(() => {});
+      });
     },
     async pull(controller) {
       const { done, value } = await reader.read().catch(() => ({ done: true as const, value: undefined }));
       if (done) {
         stop();
-        try {
-          controller.close();
-        } catch {
-          // Closed by a revocation while this read waited.
-        }
-        return;
+        return closeQuietly(controller);
       }
-      controller.enqueue(value);
+      try {
+        controller.enqueue(value);
+      } catch {
+        // Closed by a revocation while this read waited.
+      }
     },
     async cancel(reason) {
       stop();
       await reader.cancel(reason);
     },
   });
+}
+
+/** An application close code (4000–4999) mirroring HTTP 401: the credentials behind the socket are gone. */
+const CREDENTIAL_ENDED_CLOSE = 4401;
+
+/**
+ * The task's WebSocket relayed through this request, closed (4401) as soon as the API key or
+ * session behind it ends, like an SSE stream. The task object checks the keys of its sockets
+ * too, but only when its alarm runs; this check does not depend on the object being awake.
+ */
+export function socketUntilCredentialEnds(c: Context<AuthEnv>, upstream: Response): Response {
+  const credential = c.get("credential");
+  const task = upstream.webSocket;
+  if (!credential || upstream.status !== 101 || !task) return upstream;
+  const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
+  task.accept();
+  server.accept();
+  const reason = credential.startsWith(SESSION_CREDENTIAL) ? "Signed out" : "API key revoked";
+  const stop = whenCredentialEnds(c.env, credential, () => {
+    closeSocket(server, CREDENTIAL_ENDED_CLOSE, reason);
+    closeSocket(task, 1000, "watcher left");
+  });
+  task.addEventListener("message", (event) => sendQuietly(server, event.data));
+  task.addEventListener("close", (event) => (stop(), closeSocket(server, event.code, event.reason)));
+  server.addEventListener("close", (event) => (stop(), closeSocket(task, event.code, event.reason)));
+  return new Response(null, { status: 101, webSocket: client });
+}
+
+function sendQuietly(socket: WebSocket, data: string | ArrayBuffer): void {
+  try {
+    socket.send(data);
+  } catch {
+    // The watcher has gone; its close event ends the relay.
+  }
+}
+
+/** Codes a peer may not send (1005 no status, 1006 abnormal) become a normal close. */
+function closeSocket(socket: WebSocket, code: number, reason: string): void {
+  try {
+    socket.close(code === 1005 || code === 1006 ? 1000 : code, reason);
+  } catch {
+    // Already closing.
+  }
 }

@@ -2,16 +2,15 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { AppError } from "../../shared/errors";
 import { TaskEventSchema, TaskSchema, TaskIdParamSchema } from "../../shared/schemas/tasks";
 import { dispatcherFor } from "../dispatch/dispatcher";
-import { requireApiKey, untilKeyRevoked } from "../lib/auth";
+import { requireApiKey, socketUntilCredentialEnds, untilCredentialEnds } from "../lib/auth";
 import { bearerSecurity, createApp, problemResponses } from "../lib/openapi";
 import { watcherUpgrade } from "../tasks/fan-out";
-import { logKey } from "../tasks/outputs";
+import { discardTaskFiles, logKey } from "../tasks/outputs";
 import { presentTask } from "../tasks/present";
 import { deleteTaskRecords, requireOwnTask } from "../tasks/repository";
 import { isFinal } from "../tasks/state";
 import { taskStub } from "../lib/stubs";
 import { cancelTask } from "../tasks/live-state";
-import { purgeCached } from "../files/cdn-cache";
 
 const taskResponses = { ...problemResponses, 404: { description: "No such task for this key" } };
 
@@ -32,8 +31,8 @@ taskActions.openapi(
     const { task_id } = c.req.valid("param");
     await requireOwnTask(c.env.DB, c.get("userId"), task_id);
     const task = taskStub(c.env, task_id);
-    if (c.req.header("upgrade")?.toLowerCase() === "websocket") return task.fetch(watcherUpgrade(c.req.raw, c.get("apiKeyHash")));
-    return new Response(untilKeyRevoked(c, await task.watch()), {
+    if (c.req.header("upgrade")?.toLowerCase() === "websocket") return socketUntilCredentialEnds(c, await task.fetch(watcherUpgrade(c.req.raw, c.get("credential"))));
+    return new Response(untilCredentialEnds(c, await task.watch()), {
       headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache, no-transform", "x-accel-buffering": "no" },
     }) as never;
   },
@@ -86,11 +85,7 @@ taskActions.openapi(
     const userId = c.get("userId");
     const row = await requireOwnTask(c.env.DB, userId, task_id);
     if (!isFinal(row.status)) throw new AppError("TASK_NOT_FINISHED", `Task '${task_id}' is ${row.status}; cancel it before deleting it.`);
-    const keys = [logKey(userId, task_id)];
-    const listed = await c.env.FILES.list({ prefix: `outputs/${userId}/${task_id}/` });
-    keys.push(...listed.objects.map((object) => object.key));
-    await c.env.FILES.delete(keys);
-    await purgeCached(c.env, keys);
+    await discardTaskFiles(c.env, userId, task_id, true);
     await deleteTaskRecords(c.env.DB, userId, task_id);
     await taskStub(c.env, task_id).destroy();
     return c.body(null, 204);

@@ -1,4 +1,4 @@
-import { KEY_RECHECK_MS, liveKeyHashes } from "../lib/auth";
+import { KEY_RECHECK_MS, liveCredentials } from "../lib/auth";
 import { presentLive } from "./present";
 import { type LiveState, isFinal } from "./state";
 
@@ -91,7 +91,7 @@ export class TaskFanOut {
 
   /**
    * Closes every WebSocket whose API key has been revoked (or deleted) since it was opened, as
-   * the Worker ends an SSE stream (untilKeyRevoked). One D1 read for all of them; if D1 cannot
+   * the Worker ends an SSE stream (untilCredentialEnds). One D1 read for all of them; if D1 cannot
    * answer, the sockets stay open until the next check.
    */
   async closeRevokedWatchers(): Promise<void> {
@@ -101,7 +101,7 @@ export class TaskFanOut {
     });
     if (sockets.length === 0) return;
     const hashes = [...new Set(sockets.map((entry) => entry.keyHash))];
-    const live = await liveKeyHashes(this.env.DB, hashes);
+    const live = await liveCredentials(this.env.DB, hashes);
     for (const { socket, keyHash } of sockets) {
       if (live.has(keyHash)) continue;
       try {

@@ -6,9 +6,10 @@ import { sendMail } from "../../accounts/mail";
 import { consumeMailToken, issueMailToken, pendingPasswordHash } from "../../accounts/mail-tokens";
 import { burnPasswordCheck, hashPassword, verifyPassword } from "../../accounts/passwords";
 import { clearSessionCookie, readSession, revokeAllSessions, revokeSession, startSession } from "../../accounts/sessions";
-import { assertSigninAllowed, clearSigninFailures, recordSigninFailure, signinSubjects, takeMailAllowance } from "../../accounts/signin-limits";
-import { createUser, findUser, findUserByEmail, setPassword } from "../../accounts/users";
+import { assertSigninAllowed, clearSigninFailures, clearSigninFailuresFrom, recordSigninFailure, signinSubjects, takeMailAllowance } from "../../accounts/signin-limits";
+import { createUser, findUser, findUserByEmail, setFirstPassword, setPassword } from "../../accounts/users";
 import { clientAddress } from "../../lib/auth";
+import { config } from "../../lib/config";
 import { requireSession } from "./guards";
 import { type AppEnv, createApp } from "../../lib/openapi";
 import { json, problems } from "./routes";
@@ -26,7 +27,7 @@ auth.openapi(
     await takeMailAllowance(c.env.DB, email, clientAddress(c));
     // The answer never depends on whether the address has an account: the work (and its time)
     // happens after the response.
-    afterResponse(c, signUp(c.env, email, password, new URL(c.req.url).origin));
+    afterResponse(c, signUp(c.env, email, password));
     return c.json({ message: SIGNUP_MESSAGE }, 202);
   },
 );
@@ -36,10 +37,12 @@ auth.openapi(
   async (c) => {
     const token = await consumeMailToken(c.env.DB, c.req.valid("json").token, "verify");
     if (!token?.passwordHash) throw invalidToken();
-    await c.env.DB.batch([
-      setPassword(c.env.DB, token.userId, token.passwordHash),
+    const [claimed] = await c.env.DB.batch([
+      setFirstPassword(c.env.DB, token.userId, token.passwordHash),
       c.env.DB.prepare("DELETE FROM mail_tokens WHERE user_id = ? AND purpose = 'verify'").bind(token.userId),
     ]);
+    // An account that got a password another way (a reset by its owner) keeps it.
+    if (!claimed?.meta.changes) throw invalidToken();
     return c.json({ verified: true }, 200);
   },
 );
@@ -63,7 +66,7 @@ auth.openapi(
     // Rotation: whatever session this browser had ends here (no fixation), and expired ones go.
     const previous = await readSession(c);
     await c.env.DB.batch([
-      clearSigninFailures(c.env.DB, email),
+      clearSigninFailuresFrom(c.env.DB, subjects),
       c.env.DB.prepare("DELETE FROM sessions WHERE user_id = ? AND expires_at <= ?").bind(user.id, new Date().toISOString()),
       ...(previous ? [revokeSession(c.env.DB, previous.hash)] : []),
     ]);
@@ -88,7 +91,7 @@ auth.openapi(
   async (c) => {
     const { email } = c.req.valid("json");
     await takeMailAllowance(c.env.DB, email, clientAddress(c));
-    afterResponse(c, sendResetLink(c.env, email, new URL(c.req.url).origin));
+    afterResponse(c, sendResetLink(c.env, email));
     return c.json({ message: FORGOT_MESSAGE }, 202);
   },
 );
@@ -121,36 +124,39 @@ auth.openapi(
   },
 );
 
-async function signUp(env: Env, email: string, password: string, origin: string): Promise<void> {
+/**
+ * Only a sign-up that creates the user carries a password: for an address that already has a
+ * user (verified, pending, or made by the key CLI), the requester's password is dropped and the
+ * inbox is told to use a reset, which proves the mailbox when the password is chosen.
+ */
+async function signUp(env: Env, email: string, password: string): Promise<void> {
   const passwordHash = await hashPassword(password);
-  const existing = await findUserByEmail(env.DB, email);
-  if (existing?.email_verified_at) {
+  const consoleUrl = config(env).edgeUrl;
+  const { user, created } = await createUser(env.DB, email);
+  if (!created) {
     await sendMail(env, {
       to: email,
       subject: "You already have an ffedge account",
-      text: `Someone (perhaps you) tried to sign up to ffedge with this address, which already has an account.\n\nSign in: ${origin}/console/signin\nForgot your password? ${origin}/console/forgot\n\nIf it was not you, you can ignore this mail.\n`,
+      text: `Someone (perhaps you) tried to sign up to ffedge with this address, which already has an account. The password given was not used.\n\nSign in: ${consoleUrl}/console/signin\nNo password yet, or forgot it? Set one here: ${consoleUrl}/console/forgot\n\nIf it was not you, you can ignore this mail.\n`,
     });
     return;
   }
-  // An unverified account (a sign-up not yet confirmed, or a user the key CLI created) gets a
-  // new link; the password chosen here applies only when this link is followed.
-  const user = existing ?? (await createUser(env.DB, email));
   const token = await issueMailToken(env.DB, user.id, "verify", passwordHash);
   await sendMail(env, {
     to: email,
     subject: "Confirm your ffedge account",
-    text: `Welcome to ffedge. Confirm your address to finish signing up (the link works once, for 24 hours):\n\n${origin}/console/verify?token=${token}\n\nIf you did not sign up, ignore this mail: nothing happens without the link.\n`,
+    text: `Welcome to ffedge. Confirm your address to finish signing up (the link works once, for 24 hours):\n\n${consoleUrl}/console/verify?token=${token}\n\nIf you did not sign up, ignore this mail: nothing happens without the link.\n`,
   });
 }
 
-async function sendResetLink(env: Env, email: string, origin: string): Promise<void> {
+async function sendResetLink(env: Env, email: string): Promise<void> {
   const user = await findUserByEmail(env.DB, email);
   if (!user) return;
   const token = await issueMailToken(env.DB, user.id, "reset");
   await sendMail(env, {
     to: email,
     subject: "Reset your ffedge password",
-    text: `Choose a new ffedge password here (the link works once, for 1 hour):\n\n${origin}/console/reset?token=${token}\n\nIf you did not ask for this, ignore this mail: your password stays as it is.\n`,
+    text: `Choose a new ffedge password here (the link works once, for 1 hour):\n\n${config(env).edgeUrl}/console/reset?token=${token}\n\nIf you did not ask for this, ignore this mail: your password stays as it is.\n`,
   });
 }
 

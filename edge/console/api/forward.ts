@@ -39,7 +39,7 @@ export function publicApiForSession(forward: Forward) {
     const url = new URL(c.req.url);
     url.pathname = target;
     const request = new Request(url, c.req.raw);
-    actAsSessionUser(request, c.get("userId"));
+    actAsSessionUser(request, c.get("session")!);
     const response = await forward(request, c.env, c.executionCtx as ExecutionContext);
     const location = response.headers.get("location");
     const rewritten = location ? consoleLocationFor(location, url.origin) : undefined;

@@ -186,7 +186,7 @@ async function verifyPage() {
     await api("/auth/verify", { method: "POST", json: { token } });
     location.replace("/console/signin?reason=verified");
   } catch (error) {
-    status.textContent = `${error.message} Sign up again to get a new link.`;
+    status.textContent = `${error.message} Sign up again to get a new link. If this address already signed up, set its password through "Forgot password".`;
   }
 }
 

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { MAIL_CLIENT_LIMIT, MAIL_RECIPIENT_LIMIT, takeMailAllowance } from "../../../edge/accounts/signin-limits";
+import { MAIL_CLIENT_LIMIT, MAIL_PAIR_LIMIT, MAIL_RECIPIENT_LIMIT, takeMailAllowance } from "../../../edge/accounts/signin-limits";
 import { AppError } from "../../../shared/errors";
 import { ConsoleClient, newEmail, signedInUser } from "../console-api/client";
 import { expectProblem } from "../files/fixtures";
@@ -60,7 +60,7 @@ describe("mail requests without a sign-in (sign-up, forgotten password)", () => 
   it("are allowed again once the window has ended", async () => {
     const email = newEmail();
     const now = Date.now();
-    for (let i = 0; i < MAIL_RECIPIENT_LIMIT; i++) await takeMailAllowance(env.DB, email, "192.0.2.1", now);
+    for (let i = 0; i < MAIL_PAIR_LIMIT; i++) await takeMailAllowance(env.DB, email, "192.0.2.1", now);
     const refused = await takeMailAllowance(env.DB, email, "192.0.2.1", now + 60_000).then(() => undefined, (error: unknown) => error);
     expect(refused).toBeInstanceOf(AppError);
     expect((refused as AppError).headers["Retry-After"]).toBe(String(15 * 60 - 60));

@@ -30,8 +30,8 @@ describe("sweepAccountRecords", () => {
   });
 
   it("forgets a sign-up never confirmed after a week, but never a verified user or one with keys", async () => {
-    const unconfirmed = await createUser(env.DB, newEmail(), new Date(Date.now() - 8 * DAY));
-    const fresh = await createUser(env.DB, newEmail());
+    const { user: unconfirmed } = await createUser(env.DB, newEmail(), new Date(Date.now() - 8 * DAY));
+    const { user: fresh } = await createUser(env.DB, newEmail());
     const withKey = await createKeyUser();
     await env.DB.prepare("UPDATE users SET email = ?, created_at = ? WHERE id = ?").bind(newEmail(), new Date(Date.now() - 30 * DAY).toISOString(), withKey.userId).run();
     await sweepAccountRecords(env);

@@ -1,6 +1,7 @@
-import { env } from "cloudflare:test";
+import { SELF, env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { ACCOUNT_FAILURE_LIMIT, ADDRESS_FAILURE_LIMIT } from "../../../edge/accounts/signin-limits";
+import { hashPassword } from "../../../edge/accounts/passwords";
+import { ACCOUNT_FAILURE_LIMIT, ACCOUNT_WIDE_FAILURE_LIMIT, ADDRESS_FAILURE_LIMIT, MAIL_PAIR_LIMIT, recordSigninFailure, signinSubjects } from "../../../edge/accounts/signin-limits";
 import { expectProblem } from "../files/fixtures";
 import { createUser } from "../helpers";
 import { ConsoleClient, PASSWORD, newEmail, outbox, signedInUser, waitForLink, waitForMail } from "./client";
@@ -13,7 +14,7 @@ describe("sign-up and address verification", () => {
     expect(response.status).toBe(202);
     expect(await response.json()).toEqual({ message: "If the address can be registered, a verification link is on its way." });
     const link = await waitForLink(email, "verify");
-    expect(link).toMatch(/^http:\/\/localhost:8787\/console\/verify\?token=[A-Za-z0-9_-]{43}$/);
+    expect(link).toMatch(/^http:\/\/127\.0\.0\.1:8787\/console\/verify\?token=[A-Za-z0-9_-]{43}$/);
 
     await expectProblem(await client.signIn(email), 403, "EMAIL_NOT_VERIFIED");
     expect((await client.follow(email, "verify")).status).toBe(200);
@@ -45,13 +46,15 @@ describe("sign-up and address verification", () => {
     await expectProblem(await new ConsoleClient().signIn(email, "another password 123"), 401, "INVALID_CREDENTIALS");
   });
 
-  it("applies only the password whose link was followed when an unverified address signs up twice", async () => {
+  it("applies only the first sign-up's password, through its own link, when an unverified address signs up twice (issue 18 #2)", async () => {
     const email = newEmail();
     const owner = new ConsoleClient();
     await owner.signUp(email, "owner password 1");
     const [first] = await waitForMail(email, (m) => m.subject === "Confirm your ffedge account");
     await new ConsoleClient().signUp(email, "someone else's 2");
-    await waitForMail(email, (m) => m.subject === "Confirm your ffedge account", 2);
+    await waitForMail(email, (m) => m.subject === "You already have an ffedge account");
+    expect((await outbox(email)).filter((m) => m.subject === "Confirm your ffedge account")).toHaveLength(1);
+    await expectProblem(await new ConsoleClient().signIn(email, "someone else's 2"), 401, "INVALID_CREDENTIALS");
     const token = new URL(first!.links[0]!).searchParams.get("token");
     expect((await owner.fetch("/console/api/auth/verify", { json: { token } })).status).toBe(200);
     expect((await new ConsoleClient().signIn(email, "owner password 1")).status).toBe(200);
@@ -93,14 +96,40 @@ describe("sign-in", () => {
     await expectProblem(await new ConsoleClient().fetch("/console/api/session"), 401, "UNAUTHORIZED");
   });
 
-  it("stops trying passwords for an account after too many failures, even the right one (429 + Retry-After)", async () => {
+  it("stops one client trying passwords for an account after too many failures, even the right one (429 + Retry-After)", async () => {
     const { email } = await signedInUser();
-    for (let i = 0; i < ACCOUNT_FAILURE_LIMIT; i++) await expectProblem(await new ConsoleClient().signIn(email, `wrong password ${i}`), 401, "INVALID_CREDENTIALS");
-    const blocked = await new ConsoleClient().signIn(email);
+    const guesser = new ConsoleClient();
+    for (let i = 0; i < ACCOUNT_FAILURE_LIMIT; i++) await expectProblem(await guesser.signIn(email, `wrong password ${i}`), 401, "INVALID_CREDENTIALS");
+    const blocked = await guesser.signIn(email);
     await expectProblem(blocked, 429, "TOO_MANY_ATTEMPTS");
     const retryAfter = Number(blocked.headers.get("retry-after"));
     expect(retryAfter).toBeGreaterThan(0);
     expect(retryAfter).toBeLessThanOrEqual(15 * 60);
+  });
+
+  it("does not lock the owner out for a stranger's failed sign-ins and reset requests (issue 18 #4)", async () => {
+    const { email } = await signedInUser();
+    const stranger = new ConsoleClient();
+    for (let i = 0; i < ACCOUNT_FAILURE_LIMIT; i++) await expectProblem(await stranger.signIn(email, `wrong password ${i}`), 401, "INVALID_CREDENTIALS");
+    for (let i = 0; i < MAIL_PAIR_LIMIT; i++) expect((await stranger.fetch("/console/api/auth/forgot", { json: { email } })).status).toBe(202);
+    await expectProblem(await stranger.signIn(email), 429, "TOO_MANY_ATTEMPTS");
+    await expectProblem(await stranger.fetch("/console/api/auth/forgot", { json: { email } }), 429, "TOO_MANY_ATTEMPTS");
+    const owner = new ConsoleClient();
+    expect((await owner.signIn(email)).status).toBe(200);
+    const before = (await outbox(email)).length;
+    expect((await owner.fetch("/console/api/auth/forgot", { json: { email } })).status).toBe(202);
+    await waitForMail(email, (m) => m.subject === "Reset your ffedge password", MAIL_PAIR_LIMIT + 1);
+    expect((await outbox(email)).length).toBe(before + 1);
+  });
+
+  it("stops guessing spread over many client addresses, and a completed reset lifts that lock (issue 18 #4)", async () => {
+    const { email } = await signedInUser();
+    for (let i = 0; i < ACCOUNT_WIDE_FAILURE_LIMIT; i++) await recordSigninFailure(env.DB, signinSubjects(email, `203.0.113.${i % 250}-${i}`));
+    const owner = new ConsoleClient();
+    await expectProblem(await owner.signIn(email), 429, "TOO_MANY_ATTEMPTS");
+    expect((await owner.fetch("/console/api/auth/forgot", { json: { email } })).status).toBe(202);
+    expect((await owner.follow(email, "reset", { password: "after the lockout" })).status).toBe(200);
+    expect((await owner.signIn(email, "after the lockout")).status).toBe(200);
   });
 
   it("stops one client address that guesses across many accounts", async () => {
@@ -179,5 +208,60 @@ describe("CSRF", () => {
 
   it("answers 401, not 403, to a state change without a session", async () => {
     await expectProblem(await new ConsoleClient().fetch("/console/api/auth/signout", { method: "POST" }), 401, "UNAUTHORIZED");
+  });
+});
+
+describe("links in mail (issue 18 #1)", () => {
+  const forged = (path: string, json: unknown) =>
+    SELF.fetch(`http://attacker.example${path}`, {
+      method: "POST",
+      headers: { origin: "http://attacker.example", "content-type": "application/json", "cf-connecting-ip": `198.51.100.${Math.floor(Math.random() * 250)}` },
+      body: JSON.stringify(json),
+    });
+  const consoleUrl = () => env.EDGE_URL.replace(/\/+$/, "");
+
+  it("builds the reset link from EDGE_URL, never from a forged Host", async () => {
+    const { email } = await signedInUser();
+    expect((await forged("/console/api/auth/forgot", { email })).status).toBe(202);
+    const link = await waitForLink(email, "reset");
+    expect(link.startsWith(`${consoleUrl()}/console/reset?token=`)).toBe(true);
+    expect(link).not.toContain("attacker.example");
+  });
+
+  it("builds the verification link and the already-registered notice from EDGE_URL, never from a forged Host", async () => {
+    const fresh = newEmail();
+    expect((await forged("/console/api/auth/signup", { email: fresh, password: PASSWORD })).status).toBe(202);
+    expect((await waitForLink(fresh, "verify")).startsWith(`${consoleUrl()}/console/verify?token=`)).toBe(true);
+    const { email } = await signedInUser();
+    expect((await forged("/console/api/auth/signup", { email, password: PASSWORD })).status).toBe(202);
+    const [notice] = await waitForMail(email, (m) => m.subject === "You already have an ffedge account");
+    expect(notice!.links.length).toBeGreaterThan(0);
+    for (const link of notice!.links) expect(link.startsWith(`${consoleUrl()}/console/`)).toBe(true);
+  });
+});
+
+describe("sign-up for an address that already has a user (issue 18 #2)", () => {
+  it("never attaches the requester's password to a user the key CLI created; the owner is told to use a reset", async () => {
+    const { userId } = await createUser();
+    const email = newEmail();
+    await env.DB.prepare("UPDATE users SET email = ? WHERE id = ?").bind(email, userId).run();
+    expect((await new ConsoleClient().signUp(email, "attacker password")).status).toBe(202);
+    const [notice] = await waitForMail(email, (m) => m.subject === "You already have an ffedge account");
+    expect(notice!.links.some((link) => link.includes("token="))).toBe(false);
+    expect(notice!.text).toContain("/console/forgot");
+    await expectProblem(await new ConsoleClient().signIn(email, "attacker password"), 401, "INVALID_CREDENTIALS");
+    const row = await env.DB.prepare("SELECT COUNT(*) AS n FROM mail_tokens WHERE user_id = ? AND password_hash IS NOT NULL").bind(userId).first<{ n: number }>();
+    expect(row!.n).toBe(0);
+  });
+
+  it("sets no password through a verification link once the account has one", async () => {
+    const email = newEmail();
+    await new ConsoleClient().signUp(email, "pending password");
+    const link = await waitForLink(email, "verify");
+    // The account got its password another way meanwhile (a reset): an older sign-up's must not replace it.
+    await env.DB.prepare("UPDATE users SET password_hash = ?, email_verified_at = ? WHERE email = ?").bind(await hashPassword("owner password"), new Date().toISOString(), email).run();
+    await expectProblem(await new ConsoleClient().fetch("/console/api/auth/verify", { json: { token: new URL(link).searchParams.get("token") } }), 400, "INVALID_TOKEN");
+    await expectProblem(await new ConsoleClient().signIn(email, "pending password"), 401, "INVALID_CREDENTIALS");
+    expect((await new ConsoleClient().signIn(email, "owner password")).status).toBe(200);
   });
 });
