@@ -5,14 +5,20 @@
  *    values are kept).
  * 2. The local D1 is migrated and a development user `dev` gets a key, kept in
  *    `.wrangler/dev-api-key` so later starts print the same key.
- * 3. `wrangler dev` (port 8787) and the transcoder (port 8788) run with prefixed logs, each
- *    supervised: one that exits or stops answering (a killed workerd leaves wrangler running)
- *    is started again, and the log says so. Ctrl-C or SIGTERM stops both process groups, so no
- *    workerd or ffmpeg outlives this script.
+ * 3. `wrangler dev` (port 8787, or FFEDGE_EDGE_PORT) and the transcoder (port 8788, or
+ *    FFEDGE_TRANSCODER_PORT) run with prefixed logs, each supervised: one that exits or stops
+ *    answering (a killed workerd leaves wrangler running) is started again, and the log says so.
+ *    A port another program holds stops the start with one line. The transcoder is told a random
+ *    identity it echoes on `/health`, so another program answering on its port is never taken for it.
  * 4. Once the edge answers, the key and ready-to-paste curl commands are printed.
+ *
+ * SIGINT, SIGTERM or SIGHUP (or npm, our parent, going away) stops both process groups; if this
+ * process is killed outright, each service's watchdog kills its group (scripts/lib/supervisor.ts).
+ * Either way no wrangler, workerd, transcoder or ffmpeg outlives it.
  */
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
+import { createServer } from "node:net";
 import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -20,8 +26,10 @@ import { hashApiKey, isWellFormedApiKey } from "../shared/api-keys";
 import { ROOT, applyLocalMigrations, createKey, execute } from "./keys";
 import { Supervisor } from "./lib/supervisor";
 
-const EDGE_PORT = 8787;
-const TRANSCODER_PORT = 8788;
+const DEFAULT_EDGE_PORT = 8787;
+const DEFAULT_TRANSCODER_PORT = 8788;
+const EDGE_PORT = port("FFEDGE_EDGE_PORT", DEFAULT_EDGE_PORT);
+const TRANSCODER_PORT = port("FFEDGE_TRANSCODER_PORT", DEFAULT_TRANSCODER_PORT);
 const EDGE_URL = `http://localhost:${EDGE_PORT}`;
 const DEV_USER = "dev";
 const SECRETS = ["SIGNING_SECRET", "TRANSCODER_SECRET"] as const;
@@ -29,6 +37,16 @@ const READY_TIMEOUT_MS = 120_000;
 const HEALTH_TIMEOUT_MS = 5_000;
 /** A service is restarted after 20 s without an answer: long enough for a busy machine. */
 const SUPERVISION = { checkEveryMs: 5_000, maxFailedChecks: 4 };
+const PARENT_CHECK_MS = 1_000;
+const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+
+function port(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1 || value > 65_535) throw new Error(`${name} must be a port number (1-65535), not '${raw}'.`);
+  return value;
+}
 
 /**
  * Makes sure `path` (dotenv format) defines every secret, adding a random value for each one
@@ -83,6 +101,53 @@ async function answers(url: string): Promise<boolean> {
     return response.status < 500;
   } catch {
     return false;
+  }
+}
+
+/**
+ * True when the transcoder on `url` is the one started with `instance`: its `/health` echoes it.
+ * A 503 (draining, work directory full) is still our transcoder alive, not one to restart.
+ */
+async function isOurTranscoder(url: string, instance: string): Promise<boolean> {
+  try {
+    const response = await fetch(`${url}/health`, { signal: AbortSignal.timeout(HEALTH_TIMEOUT_MS) });
+    const body: unknown = await response.json();
+    return typeof body === "object" && body !== null && (body as { instance?: unknown }).instance === instance;
+  } catch {
+    return false;
+  }
+}
+
+/** True when nothing listens on `port` on any local address (the services bind 127.0.0.1, others may bind all). */
+async function portIsFree(port: number): Promise<boolean> {
+  for (const host of ["127.0.0.1", "::"]) {
+    const server = createServer();
+    const free = await new Promise<boolean>((resolvePromise) => {
+      server.once("error", (error: NodeJS.ErrnoException) => resolvePromise(error.code === "EAFNOSUPPORT" || error.code === "EADDRNOTAVAIL"));
+      server.listen({ port, host, exclusive: true }, () => resolvePromise(true));
+    });
+    if (server.listening) await new Promise((resolvePromise) => server.close(resolvePromise));
+    if (!free) return false;
+  }
+  return true;
+}
+
+/**
+ * wrangler.toml's development URLs name the default ports: on others they follow the ports in use
+ * (on the defaults nothing is passed, so `.dev.vars` may still set them).
+ */
+function urlVars(transcoderUrl: string): string[] {
+  if (EDGE_PORT === DEFAULT_EDGE_PORT && TRANSCODER_PORT === DEFAULT_TRANSCODER_PORT) return [];
+  const vars = { PUBLIC_URL: EDGE_URL, CN_PUBLIC_URL: `http://127.0.0.1:${EDGE_PORT}`, EDGE_URL: `http://127.0.0.1:${EDGE_PORT}`, TRANSCODER_URL: transcoderUrl };
+  return Object.entries(vars).flatMap(([name, value]) => ["--var", `${name}:${value}`]);
+}
+
+/** Throws one clear line for the first port another program holds. */
+async function checkPortsFree(ports: Record<string, number>): Promise<void> {
+  for (const [label, number] of Object.entries(ports)) {
+    if (!(await portIsFree(number))) {
+      throw new Error(`port ${number} (${label}) is already in use by another program, maybe an ffedge left from an earlier start: stop it, or choose another port with FFEDGE_${label.toUpperCase()}_PORT.`);
+    }
   }
 }
 
@@ -165,17 +230,20 @@ function banner(key: string): string {
 }
 
 export async function main(): Promise<void> {
+  await checkPortsFree({ edge: EDGE_PORT, transcoder: TRANSCODER_PORT });
   const vars = await ensureDevVars(join(ROOT, ".dev.vars"));
   await applyLocalMigrations();
   const key = await ensureDevKey(join(ROOT, ".wrangler", "dev-api-key"));
 
+  const transcoderUrl = `http://127.0.0.1:${TRANSCODER_PORT}`;
+  const transcoderInstance = randomBytes(16).toString("hex");
   const quietWrangler = { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" };
   const services = [
     // The edge may fetch its own CDN URLs (URL uploads, task inputs) on 127.0.0.1 in development.
     new Supervisor({
       label: "edge",
       command: join(ROOT, "node_modules/.bin/wrangler"),
-      args: ["dev", "--port", String(EDGE_PORT), "--ip", "127.0.0.1", "--show-interactive-dev-session=false", "--var", "DEV_FETCH_ALLOW_HOSTS:127.0.0.1,localhost"],
+      args: ["dev", "--port", String(EDGE_PORT), "--ip", "127.0.0.1", "--show-interactive-dev-session=false", "--var", "DEV_FETCH_ALLOW_HOSTS:127.0.0.1,localhost", ...urlVars(transcoderUrl)],
       env: quietWrangler,
       cwd: ROOT,
       healthy: () => answers(`http://127.0.0.1:${EDGE_PORT}/openapi.json`),
@@ -188,12 +256,13 @@ export async function main(): Promise<void> {
         ...process.env,
         PORT: String(TRANSCODER_PORT),
         TRANSCODER_SECRET: vars.TRANSCODER_SECRET,
+        TRANSCODER_INSTANCE: transcoderInstance,
         DEV_FETCH_ALLOW_HOSTS: "127.0.0.1,localhost",
         // Ctrl-C should not wait two minutes for a running job in development.
         SHUTDOWN_GRACE_SECONDS: "5",
       },
       cwd: ROOT,
-      healthy: () => answers(`http://127.0.0.1:${TRANSCODER_PORT}/health`),
+      healthy: () => isOurTranscoder(transcoderUrl, transcoderInstance),
     }, SUPERVISION),
   ];
   for (const service of services) service.start();
@@ -205,8 +274,12 @@ export async function main(): Promise<void> {
     await Promise.all(services.map((service) => service.stop()));
     process.exit(exitCode);
   };
-  process.on("SIGINT", () => void stopAll(0));
-  process.on("SIGTERM", () => void stopAll(0));
+  for (const signal of STOP_SIGNALS) process.on(signal, () => void stopAll(0));
+  // npm forwards SIGINT and SIGTERM only: when it dies of anything else we are reparented.
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) void stopAll(0);
+  }, PARENT_CHECK_MS).unref();
 
   if (await waitForEdge(key, () => stopping)) {
     process.stdout.write(banner(key));

@@ -144,7 +144,7 @@ function literal(value: string | null): string {
 }
 
 /** Every process below `pid`, children first found by `ps`. */
-async function descendants(pid: number): Promise<number[]> {
+export async function descendants(pid: number): Promise<number[]> {
   const { stdout } = await run("ps", ["-e", "-o", "pid=,ppid="]);
   const children = new Map<number, number[]>();
   for (const line of stdout.trim().split("\n")) {
@@ -197,7 +197,7 @@ export async function uploadLocalFile(stack: Stack, key: string, path: string, t
 }
 
 /** A TCP port that was free a moment ago on 127.0.0.1. */
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once("error", reject);

@@ -72,7 +72,8 @@ export class Supervisor {
 
   private launch(): void {
     const { label, command, args, env, cwd } = this.spec;
-    const child = spawn(command, args, { cwd, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    // stdin is the watchdog's lifeline to this process: see WATCHDOG.
+    const child = spawn(process.execPath, ["-e", WATCHDOG, command, ...args], { cwd, env, detached: true, stdio: ["pipe", "pipe", "pipe"] });
     for (const stream of [child.stdout, child.stderr]) {
       if (stream) createInterface({ input: stream }).on("line", (line) => process.stdout.write(`[${label}] ${line}\n`));
     }
@@ -113,6 +114,30 @@ export class Supervisor {
     })();
   }
 }
+
+/**
+ * Leads the service's process group: runs the service in it and, when its stdin reaches EOF, kills
+ * the whole group. The kernel closes that pipe however the supervisor dies (SIGKILL, a closed
+ * terminal, a cancelled CI job), so the service and whatever it started (wrangler's workerd) die
+ * with it. PR_SET_PDEATHSIG would reach only the direct child, and Node cannot set it anyway.
+ * Signals sent to the group reach the service directly; the watchdog outlives them to report how
+ * the service ended, by ending the same way.
+ */
+const WATCHDOG = `
+const { spawn } = require("node:child_process");
+const [command, ...args] = process.argv.slice(1);
+const killGroup = () => { try { process.kill(-process.pid, "SIGKILL"); } catch {} };
+const ignore = () => {};
+for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"]) process.on(signal, ignore);
+process.stdin.on("end", killGroup).on("error", killGroup).resume();
+const child = spawn(command, args, { stdio: ["ignore", "inherit", "inherit"] });
+child.on("error", (error) => { process.stderr.write(command + ": " + error.message + "\\n"); process.exit(127); });
+child.on("exit", (code, signal) => {
+  if (signal === null) process.exit(code);
+  process.removeAllListeners(signal);
+  process.kill(process.pid, signal);
+});
+`;
 
 function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   if (child.pid === undefined) return;

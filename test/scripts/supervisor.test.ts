@@ -1,21 +1,20 @@
-import { createServer } from "node:net";
+import { execFileSync, spawn } from "node:child_process";
 import { afterEach, describe, expect, it } from "vitest";
+import { descendants, freePort } from "../../scripts/lib/local-stack";
 import { Supervisor } from "../../scripts/lib/supervisor";
+import { living } from "../helpers/processes";
 
 // A real child process: an HTTP server on `port`, answering 200.
 const SERVER = "require('node:http').createServer((q, r) => r.end('ok')).listen(Number(process.env.PORT), '127.0.0.1')";
 
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, "127.0.0.1");
-  await new Promise((resolve) => server.once("listening", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
+/** The service itself: the only child of the watchdog that leads its process group. */
+function servicePid(supervisor: Supervisor): number {
+  return Number(execFileSync("ps", ["-o", "pid=", "--ppid", String(supervisor.pid)], { encoding: "utf8" }).trim());
 }
 
-async function until(condition: () => boolean, timeoutMs = 20_000): Promise<void> {
+async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
+  while (!(await condition())) {
     if (Date.now() > deadline) throw new Error("condition not met in time");
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
@@ -44,7 +43,7 @@ describe("Supervisor", () => {
   it("starts a service that crashed again and says so", async () => {
     const { lines, supervisor, isUp } = await supervised();
     const first = supervisor.pid!;
-    process.kill(first, "SIGKILL");
+    process.kill(servicePid(supervisor), "SIGKILL");
     await until(() => supervisor.restartCount === 1 && supervisor.pid !== undefined && supervisor.pid !== first && isUp() && lines.some((line) => line.includes("is back")));
     expect(lines[0]).toMatch(/^\[start\] demo exited \(SIGKILL\); restarting it in 0\.1 s \(restart 1\)\.$/);
   });
@@ -52,16 +51,32 @@ describe("Supervisor", () => {
   it("restarts a service that is still there but stopped answering", async () => {
     const { lines, supervisor } = await supervised();
     const first = supervisor.pid!;
-    process.kill(first, "SIGSTOP");
+    process.kill(servicePid(supervisor), "SIGSTOP");
     await until(() => supervisor.restartCount === 1 && supervisor.pid !== undefined && supervisor.pid !== first);
     expect(lines[0]).toContain("demo stopped answering");
     await until(() => lines.some((line) => line.includes("is back")));
   });
 
+  it("takes its service and the service's own children down when the supervisor itself is SIGKILLed", async () => {
+    // A supervisor in a process of its own, running a service that starts a child as wrangler starts workerd.
+    const script = `
+      const { Supervisor } = await import(${JSON.stringify(new URL("../../scripts/lib/supervisor.ts", import.meta.url).pathname)});
+      new Supervisor({ label: "demo", command: "sh", args: ["-c", "sleep 300 & sleep 300"], env: process.env, cwd: "/", healthy: async () => true }).start();`;
+    const outer = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { stdio: "ignore" });
+    try {
+      let below: number[] = [];
+      await until(async () => (below = await descendants(outer.pid!)).length >= 4); // watchdog, sh, two sleeps
+      process.kill(outer.pid!, "SIGKILL");
+      await until(async () => (await living(below)).length === 0, 10_000);
+    } finally {
+      outer.kill("SIGKILL");
+    }
+  });
+
   it("leaves nothing running once stopped", async () => {
     const { supervisor } = await supervised();
-    const pid = supervisor.pid!;
+    const pids = [supervisor.pid!, servicePid(supervisor)];
     await supervisor.stop();
-    expect(() => process.kill(pid, 0)).toThrow();
+    await until(async () => (await living(pids)).length === 0, 5_000);
   });
 });

@@ -31,9 +31,19 @@ describe("GET /health", () => {
         status: "ok",
         running: 0,
         capacity: 5,
+        work_root_free_bytes: expect.any(Number),
         isolation: { network_namespace: expect.any(Boolean), unprivileged_uid: expect.any(Boolean), per_job_uid: expect.any(Boolean), job_root: expect.any(Boolean), rlimits: expect.any(Boolean) },
         ffmpeg: version,
       });
+    } finally {
+      await transcoder.close();
+    }
+  });
+
+  it("echoes TRANSCODER_INSTANCE, so a supervisor can tell its own transcoder from another program on the port", async () => {
+    const transcoder = await startTranscoder({ TRANSCODER_INSTANCE: "3f9c0a" });
+    try {
+      expect((await transcoder.app.inject({ method: "GET", url: "/health" })).json()).toMatchObject({ status: "ok", instance: "3f9c0a" });
     } finally {
       await transcoder.close();
     }
