@@ -4,6 +4,7 @@ import { consoleApi } from "./console/api";
 import { consolePages } from "./console";
 import { discardUnreadBody } from "./files/unread-body";
 import { requireValidConfig } from "./lib/config";
+import { limitJsonBodies } from "./lib/json-body-limit";
 import { createApp, mountAll } from "./lib/openapi";
 import { onError, problemResponse } from "./lib/problem";
 import { cdn } from "./routes/cdn";
@@ -19,7 +20,7 @@ import { webhooks } from "./routes/webhooks";
 /** The whole HTTP surface of the Worker, built from one sub-app per resource. */
 export function buildApp() {
   const app = createApp();
-  app.use("*", discardUnreadBody, requireValidConfig);
+  app.use("*", discardUnreadBody, limitJsonBodies, requireValidConfig);
   mountAll(app, [me, tasks, taskActions, webhooks, uploads, signedUploads, tus, files, cdn, internal]);
   // Before the console pages: /console/api/* is JSON, never a page.
   app.route("/", consoleApi((request, env, ctx) => app.fetch(request, env, ctx)));

@@ -2,6 +2,7 @@ import { sweepAccountRecords } from "./accounts/sweep";
 import { buildApp } from "./app";
 import { dispatchJobs } from "./dispatch/queue-consumer";
 import { serveEdgeCalls } from "./dispatch/transcoder-container";
+import { sweepOpenMultipartUploads } from "./files/open-multiparts";
 import { sweepAbandonedUploads, sweepExpiredFiles } from "./files/sweep";
 import { sweepIdempotencyKeys } from "./lib/idempotency";
 import { internal } from "./routes/internal";
@@ -26,6 +27,6 @@ export default {
     ctx.waitUntil(sweepExpiredFiles(env).then((count) => console.log(JSON.stringify({ msg: "sweep", deleted: count }))));
     ctx.waitUntil(reconcileUnfinishedTasks(env).then((count) => console.log(JSON.stringify({ msg: "reconciled unfinished tasks", checked: count }))));
     ctx.waitUntil(sweepAccountRecords(env).then((counts) => console.log(JSON.stringify({ msg: "sweep accounts", ...counts }))));
-    ctx.waitUntil(Promise.all([sweepAbandonedUploads(env), sweepIdempotencyKeys(env), sweepUndeliveredWebhooks(env)]).then(([uploads, keys, webhooks]) => console.log(JSON.stringify({ msg: "sweep leftovers", tus_uploads: uploads, idempotency_keys: keys, webhooks_handed_over: webhooks }))));
+    ctx.waitUntil(Promise.all([sweepAbandonedUploads(env), sweepIdempotencyKeys(env), sweepUndeliveredWebhooks(env), sweepOpenMultipartUploads(env)]).then(([uploads, keys, webhooks, multiparts]) => console.log(JSON.stringify({ msg: "sweep leftovers", tus_uploads: uploads, idempotency_keys: keys, webhooks_handed_over: webhooks, multipart_uploads: multiparts }))));
   },
 } satisfies ExportedHandler<Env>;

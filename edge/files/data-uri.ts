@@ -5,6 +5,23 @@ const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 const CHUNK_CHARS = 64 * 1024;
 
 /**
+ * The largest JSON body `/api/upload/base64` reads (about 12 MiB of file). A JSON string is
+ * held whole, as the request text and again as the parsed value, before a byte is decoded: a
+ * 300 MB body took workerd from 0.7 to 1.5 GB, and a Worker has 128 MB
+ * (https://developers.cloudflare.com/workers/platform/limits/#memory). Larger files go as
+ * multipart, a signed PUT or tus, which are streamed.
+ */
+export const MAX_BASE64_BODY_BYTES = 16 * 1024 * 1024;
+
+export function base64TooLarge(): AppError {
+  return new AppError(
+    "BASE64_TOO_LARGE",
+    `A base64 upload body may be at most ${MAX_BASE64_BODY_BYTES} bytes (about ${Math.floor((MAX_BASE64_BODY_BYTES * 3) / 4 / 1024 / 1024)} MiB of file). Send larger files as multipart/form-data to /api/upload/file, with a signed PUT (/v1/uploads/sign) or resumably with tus (/api/upload/tus): those are streamed.`,
+    { limit: MAX_BASE64_BODY_BYTES },
+  );
+}
+
+/**
  * Parses `data:<type>;base64,<data>` into a byte stream of known length, decoding in
  * chunks so the decoded file never sits in memory twice.
  */

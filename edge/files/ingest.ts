@@ -50,6 +50,7 @@ export async function ingestUpload(env: Env, userId: string, file: IncomingFile)
     httpMetadata: storedHttpMetadata(classified),
     customMetadata: { user_id: userId, expires_at: expiresAt },
     bodyError: file.bodyError,
+    openUploads: env.DB,
   });
   const row = {
     key, user_id: userId, kind: file.taskId ? ("output" as const) : ("upload" as const), task_id: file.taskId ?? null, size: stored.size, md5: stored.md5,

@@ -1,5 +1,6 @@
 import { AppError } from "../../shared/errors";
 import { toHex } from "../../shared/api-keys";
+import { forgetOpenMultipart, recordOpenMultipart } from "./open-multiparts";
 
 /**
  * R2 multipart parts must all be the same size except the last, and at least 5 MiB.
@@ -38,13 +39,16 @@ export interface PutOptions {
   customMetadata: Record<string, string>;
   /** Names a failure of `body` itself (a dropped connection, a timeout) as an API error. */
   bodyError?: (error: unknown) => AppError;
+  /** Where a multipart upload is recorded while open, for the sweep should this request die. */
+  openUploads: D1Database;
 }
 
 /**
  * Streams `body` into R2 at `key` and returns its size and MD5. Either the whole object is
  * stored or none of it: a failed single PUT stores nothing and a failed multipart upload is
- * aborted. A declared length goes through one PUT piped natively (no JavaScript touches the
- * bytes; R2 computes the MD5); otherwise the body is cut into parts, at most two held at a time.
+ * aborted. A declared length goes through one PUT (R2 computes the MD5; the bytes are passed
+ * on, never copied); otherwise the body is cut into parts, at most two held at a time. A
+ * store that stops taking bytes fails the upload (STORE_STALL_MS) rather than hang it.
  */
 export async function putStream(bucket: R2Bucket, key: string, body: ReadableStream<Uint8Array>, options: PutOptions): Promise<StoredObject> {
   if (options.length !== undefined && options.length > options.maxBytes) throw tooLarge(options.maxBytes);
@@ -58,17 +62,25 @@ export async function putStream(bucket: R2Bucket, key: string, body: ReadableStr
 async function putWhole(bucket: R2Bucket, key: string, body: ReadableStream<Uint8Array>, length: number, options: PutOptions): Promise<StoredObject> {
   // R2.put needs a known length; FixedLengthStream also fails the PUT if the sender lied.
   const fixed = new FixedLengthStream(length);
-  const piping = body.pipeTo(fixed.writable).then(() => undefined, (error: unknown) => error ?? new Error("The body failed."));
+  const stop = new AbortController();
+  const feeding = feed(body, fixed.writable, stop.signal);
   let object: R2Object | null;
   try {
-    object = await bucket.put(key, fixed.readable, { httpMetadata: options.httpMetadata, customMetadata: options.customMetadata });
+    object = await Promise.race([
+      bucket.put(key, fixed.readable, { httpMetadata: options.httpMetadata, customMetadata: options.customMetadata }),
+      feeding.then((error) => (isStoreStall(error) ? Promise.reject(error) : new Promise<never>(() => {}))),
+    ]);
   } catch (putError) {
-    throw bodyFailure((await piping) ?? putError, length, options);
+    stop.abort(putError);
+    const feedError = await feeding;
+    // The put may fail with the body's own error (a wrong length) before the copy reports it.
+    if (feedError === undefined || feedError === STOPPED) throw isLengthError(putError) ? sizeMismatch(length) : putError;
+    throw bodyFailure(feedError, length, options);
   }
-  const pipeError = await piping;
-  if (pipeError) {
+  const feedError = await feeding;
+  if (feedError) {
     await bucket.delete(key);
-    throw bodyFailure(pipeError, length, options);
+    throw bodyFailure(feedError, length, options);
   }
   // put() answers null only for a failed `onlyIf`, which is not used here.
   if (!object) throw new AppError("INTERNAL", "R2 did not store the object.");
@@ -77,12 +89,101 @@ async function putWhole(bucket: R2Bucket, key: string, body: ReadableStream<Uint
   return { size: object.size, md5, peakBufferedBytes: 0 };
 }
 
+/**
+ * How long R2 may leave one chunk of a streamed PUT untaken, or one call (a 5 MiB part, a
+ * completion) unanswered. It takes bytes at network speed; a store that stopped (locally: a
+ * full disk) may neither take more nor fail the call, which would otherwise leave the client
+ * waiting for an answer that never comes.
+ */
+const STORE_STALL_MS = 15_000;
+
+/** What `feed` ends with when its caller stopped it. */
+const STOPPED = Symbol("stopped");
+
+/**
+ * Copies `body` into `writable`. Time spent waiting for the sender is its own business;
+ * a write the store leaves pending for STORE_STALL_MS fails the copy. Resolves with what
+ * ended the copy early (the body's error, the stall; STOPPED after `signal` aborted), or undefined.
+ */
+async function feed(body: ReadableStream<Uint8Array>, writable: WritableStream<Uint8Array>, signal: AbortSignal): Promise<unknown> {
+  const reader = body.getReader();
+  const writer = writable.getWriter();
+  const watch = watchStore(signal);
+  try {
+    for (;;) {
+      const { done, value } = await Promise.race([reader.read(), watch.stopped]);
+      if (done) break;
+      await watch.store(writer.write(value));
+    }
+    await watch.store(writer.close());
+    return undefined;
+  } catch (error) {
+    const stopped = signal.aborted && error === signal.reason;
+    await reader.cancel(error).catch(() => {});
+    // Not awaited: a store that stalled may never settle it.
+    writer.abort(error).catch(() => {});
+    return stopped ? STOPPED : (error ?? new Error("The body failed."));
+  } finally {
+    watch.end();
+  }
+}
+
+/**
+ * One timer for a whole copy (a timer per chunk would cost more than the chunk): `store`
+ * fails a write pending for STORE_STALL_MS; `stopped` rejects on a stall or when `signal` aborts.
+ */
+function watchStore(signal: AbortSignal): { store: <T>(write: Promise<T>) => Promise<T>; stopped: Promise<never>; end: () => void } {
+  let pendingSince: number | undefined;
+  let stop!: (reason: unknown) => void;
+  const stopped = new Promise<never>((_, reject) => (stop = reject));
+  stopped.catch(() => {});
+  const onAbort = () => stop(signal.reason);
+  signal.addEventListener("abort", onAbort, { once: true });
+  const timer = setInterval(() => {
+    if (pendingSince !== undefined && Date.now() - pendingSince >= STORE_STALL_MS) stop(storeStall());
+  }, 1_000);
+  return {
+    store: async (write) => {
+      pendingSince = Date.now();
+      try {
+        return await Promise.race([write, stopped]);
+      } finally {
+        pendingSince = undefined;
+      }
+    },
+    stopped,
+    end: () => {
+      clearInterval(timer);
+      signal.removeEventListener("abort", onAbort);
+    },
+  };
+}
+
+/** One call to R2 that must settle within STORE_STALL_MS (a part, a small put, a completion). */
+export function storeCall<T>(call: Promise<T>): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const stalled = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(storeStall()), STORE_STALL_MS)));
+  return Promise.race([call, stalled]).finally(() => clearTimeout(timer));
+}
+
+function storeStall(): AppError {
+  return new AppError("STORAGE_UNAVAILABLE", `File storage took no bytes for ${STORE_STALL_MS / 1000} s, so nothing was stored; retry later.`).withHeaders({ "Retry-After": "30" });
+}
+
+function isStoreStall(error: unknown): error is AppError {
+  return error instanceof AppError && error.code === "STORAGE_UNAVAILABLE";
+}
+
 /** Why a whole-object PUT failed, as an API error when it is the client's or the remote's doing. */
 function bodyFailure(error: unknown, declared: number, options: PutOptions): unknown {
   if (error instanceof AppError) return error;
-  // FixedLengthStream's own errors: too many bytes, or the body ended early.
-  if (error instanceof Error && /FixedLengthStream/.test(error.message)) return sizeMismatch(declared);
+  if (isLengthError(error)) return sizeMismatch(declared);
   return options.bodyError?.(error) ?? error;
+}
+
+/** FixedLengthStream's own errors: too many bytes, or the body ended early. */
+function isLengthError(error: unknown): boolean {
+  return error instanceof Error && /FixedLengthStream/.test(error.message);
 }
 
 async function md5OfStored(bucket: R2Bucket, key: string): Promise<string> {
@@ -118,11 +219,11 @@ async function putMultipart(bucket: R2Bucket, key: string, body: ReadableStream<
   const startPart = async () => {
     const part = buffers[current]!.subarray(0, filled);
     await inFlight;
-    upload ??= await bucket.createMultipartUpload(key, { httpMetadata: options.httpMetadata, customMetadata: options.customMetadata });
+    upload ??= await openMultipart(bucket, key, options);
     const index = parts.length;
     parts.length++;
     inFlightBytes = part.byteLength;
-    inFlight = Promise.all([upload.uploadPart(index + 1, part), hasher.write(part)]).then(([uploaded]) => {
+    inFlight = Promise.all([storeCall(upload.uploadPart(index + 1, part)), hasher.write(part)]).then(([uploaded]) => {
       parts[index] = uploaded;
       inFlightBytes = 0;
     });
@@ -149,11 +250,12 @@ async function putMultipart(bucket: R2Bucket, key: string, body: ReadableStream<
     if (!upload) {
       // Small enough for one PUT: no multipart upload needed.
       const rest = (buffers[current] ?? new Uint8Array(0)).subarray(0, filled);
-      await Promise.all([bucket.put(key, rest, { httpMetadata: options.httpMetadata, customMetadata: options.customMetadata }), hasher.write(rest)]);
+      await Promise.all([storeCall(bucket.put(key, rest, { httpMetadata: options.httpMetadata, customMetadata: options.customMetadata })), hasher.write(rest)]);
     } else {
       if (filled > 0) await startPart();
       await inFlight;
-      await upload.complete(parts);
+      await storeCall(upload.complete(parts));
+      await forgetOpenMultipart(options.openUploads, upload.uploadId).catch(() => {});
     }
     await hasher.close();
     return { size, md5: toHex(await digest.digest), peakBufferedBytes };
@@ -161,9 +263,31 @@ async function putMultipart(bucket: R2Bucket, key: string, body: ReadableStream<
     reader.releaseLock();
     await body.cancel().catch(() => {});
     await inFlight.catch(() => {});
-    await upload?.abort().catch(() => {});
+    if (upload) await abortMultipart(upload, options.openUploads);
     await hasher.abort().catch(() => {});
     throw error;
+  }
+}
+
+/** A new multipart upload, recorded as open; nothing is left open if the record fails. */
+async function openMultipart(bucket: R2Bucket, key: string, options: PutOptions): Promise<R2MultipartUpload> {
+  const upload = await storeCall(bucket.createMultipartUpload(key, { httpMetadata: options.httpMetadata, customMetadata: options.customMetadata }));
+  try {
+    await recordOpenMultipart(options.openUploads, upload);
+  } catch (error) {
+    await storeCall(upload.abort()).catch(() => {});
+    throw error;
+  }
+  return upload;
+}
+
+/** Frees the parts; a record that cannot be dropped now only makes the sweep abort it again. */
+async function abortMultipart(upload: R2MultipartUpload, openUploads: D1Database): Promise<void> {
+  try {
+    await storeCall(upload.abort());
+    await forgetOpenMultipart(openUploads, upload.uploadId);
+  } catch {
+    // Left recorded: the sweep aborts it later.
   }
 }
 

@@ -14,7 +14,33 @@ export function onError(error: Error, c: Context): Response {
   if (error instanceof AppError) return problemResponse(error);
   if (error instanceof HTTPException) return problemResponse(fromHttpException(error));
   console.error(JSON.stringify({ msg: "unhandled error", method: c.req.method, path: c.req.path, error: String(error), stack: error.stack }));
-  return problemResponse(new AppError("INTERNAL", "An internal error occurred. It has been logged."));
+  return problemResponse(storageFailure(error) ?? new AppError("INTERNAL", "An internal error occurred. It has been logged."));
+}
+
+const DISK_FULL = /SQLITE_FULL|database or disk is full|ENOSPC|no space left on device/i;
+// D1's and R2's own failures; workerd reports a storage fault it cannot name as an "internal error".
+const STORE_DOWN = /D1_ERROR|SQLITE_[A-Z]+|^(put|get|head|delete|list|createMultipartUpload|uploadPart|complete|abort): |internal error; reference/im;
+
+/**
+ * Failures of D1 or R2 themselves, whichever call met them: a full disk (the local state
+ * directory) is 507, any other storage fault 503, both with Retry-After and
+ * nothing of the runtime's message on the wire. Every write path deletes what it half-wrote
+ * before the error reaches here.
+ */
+function storageFailure(error: Error): AppError | undefined {
+  const text = causeChain(error);
+  if (DISK_FULL.test(text)) {
+    return new AppError("STORAGE_FULL", "The service's storage is full, so nothing was stored; retry later.").withHeaders({ "Retry-After": "60" });
+  }
+  if (STORE_DOWN.test(text)) {
+    return new AppError("STORAGE_UNAVAILABLE", "The service's storage did not answer, so nothing was stored; retry shortly.").withHeaders({ "Retry-After": "5" });
+  }
+  return undefined;
+}
+
+function causeChain(error: unknown, depth = 0): string {
+  if (!(error instanceof Error) || depth > 4) return String(error);
+  return `${error.name}: ${error.message} ${error.cause === undefined ? "" : causeChain(error.cause, depth + 1)}`;
 }
 
 /** Hono's validators throw HTTPException before a handler runs; each gets its catalogue code. */

@@ -10,8 +10,7 @@ import { AppError } from "../../shared/errors";
 export async function enforceRateLimit(env: Env, keyHash: string): Promise<Record<string, string>> {
   const limit = Number(env.RATE_LIMIT_REQUESTS) || 1200;
   const period = Number(env.RATE_LIMIT_PERIOD_SECONDS) || 60;
-  const { success } = await env.API_RATE_LIMIT.limit({ key: keyHash });
-  if (success) return { "RateLimit-Policy": `${limit};w=${period}` };
+  if (await allowed(env, keyHash)) return { "RateLimit-Policy": `${limit};w=${period}` };
   // Windows are fixed and aligned to the period; the next one starts at the next multiple.
   const reset = Math.max(1, period - (Math.floor(Date.now() / 1000) % period));
   throw new AppError("RATE_LIMITED", `More than ${limit} requests in ${period} s with this API key; retry in ${reset} s.`, { retry_after: reset }).withHeaders({
@@ -22,4 +21,21 @@ export async function enforceRateLimit(env: Env, keyHash: string): Promise<Recor
     "RateLimit-Remaining": "0",
     "RateLimit-Reset": String(reset),
   });
+}
+
+/**
+ * A limiter that fails lets the request through (fails open), logged. The limit shares load
+ * fairly between keys; it guards no data: the key was authenticated before it, and what a
+ * request may cost is bounded on its own (running tasks per user, the daily quota, upload
+ * size). Failing closed would turn a fault of the limiter's own store (locally a full disk:
+ * SQLITE_FULL) into an outage of every route. Cloudflare's binding is itself permissive by
+ * design: https://developers.cloudflare.com/workers/runtime-apis/bindings/rate-limit/#accuracy
+ */
+async function allowed(env: Env, key: string): Promise<boolean> {
+  try {
+    return (await env.API_RATE_LIMIT.limit({ key })).success;
+  } catch (error) {
+    console.error(JSON.stringify({ msg: "rate limiter failed; request let through", error: String(error) }));
+    return true;
+  }
 }

@@ -3,7 +3,7 @@ import { bodyLimit } from "hono/body-limit";
 import { AppError } from "../../shared/errors";
 import { Base64UploadSchema, SignUploadRequestSchema, SignUploadResponseSchema, UploadRecordSchema, UrlUploadSchema } from "../../shared/schemas/files";
 import { essence, extensionFor } from "../files/content-type";
-import { parseDataUri } from "../files/data-uri";
+import { MAX_BASE64_BODY_BYTES, base64TooLarge, parseDataUri } from "../files/data-uri";
 import { ingestUpload } from "../files/ingest";
 import { type FilePart, withFilePart } from "../files/multipart";
 import { deleteFile, expiryFrom, insertFile, newUploadKey, publicUrls, sanitizeFilename } from "../files/records";
@@ -59,20 +59,22 @@ uploads.post("/api/upload/file", async (c) => {
   return c.json(record, 201);
 });
 
-uploads.use("/api/upload/base64", requireApiKey, async (c, next) =>
-  bodyLimit({
-    maxSize: Math.ceil((config(c.env).maxUploadBytes * 4) / 3) + MULTIPART_OVERHEAD_BYTES,
+// Refused from Content-Length before a byte is read, or as soon as a chunked body passes the cap.
+uploads.use("/api/upload/base64", requireApiKey, async (c, next) => {
+  const fileLimit = Math.ceil((config(c.env).maxUploadBytes * 4) / 3) + MULTIPART_OVERHEAD_BYTES;
+  return bodyLimit({
+    maxSize: Math.min(MAX_BASE64_BODY_BYTES, fileLimit),
     onError: () => {
-      throw new AppError("PAYLOAD_TOO_LARGE", `The decoded file would exceed the limit of ${config(c.env).maxUploadBytes} bytes.`);
+      if (fileLimit < MAX_BASE64_BODY_BYTES) throw new AppError("PAYLOAD_TOO_LARGE", `The decoded file would exceed the limit of ${config(c.env).maxUploadBytes} bytes.`);
+      throw base64TooLarge();
     },
-  })(c, next),
-  idempotency(),
-);
+  })(c, next);
+}, idempotency());
 uploads.openapi(
   createRoute({
     method: "post", path: "/api/upload/base64", tags: ["Storage"], summary: "Upload a file as a base64 data URI", security: bearerSecurity,
     request: { body: { required: true, content: { "application/json": { schema: Base64UploadSchema } } } },
-    responses: recordResponse,
+    responses: { ...recordResponse, 413: { description: `Larger than the upload limit, or a body over ${MAX_BASE64_BODY_BYTES} bytes (BASE64_TOO_LARGE: send large files as multipart, a signed PUT or tus)` } },
   }),
   async (c) => {
     const { data, filename } = c.req.valid("json");
@@ -100,7 +102,7 @@ uploads.openapi(
     const lengthHeader = response.headers.get("content-length");
     const length = lengthHeader !== null && /^\d+$/.test(lengthHeader) ? Number(lengthHeader) : undefined;
     const record = await ingestUpload(c.env, c.get("userId"), {
-      body: response.body,
+      body: untilClientLeaves(response.body, c.req.raw.signal),
       length: response.headers.get("content-encoding") ? undefined : length,
       declaredType: response.headers.get("content-type") ?? undefined,
       filename: lastPathSegment(finalUrl),
@@ -171,6 +173,17 @@ function remoteFailure(error: unknown, host: string): AppError {
     return new AppError("URL_TIMEOUT", `${host} did not finish sending the file within ${REMOTE_DOWNLOAD_TIMEOUT_MS / 60_000} minutes.`);
   }
   return new AppError("URL_UNREACHABLE", `The connection to ${host} broke during the download: ${error instanceof Error ? error.message : String(error)}.`);
+}
+
+/**
+ * The origin's body while the client still waits for the answer: a client that disconnects
+ * aborts `signal` (compatibility flag enable_request_signal), which stops the origin read and
+ * fails the upload, so nothing is stored for nobody.
+ */
+function untilClientLeaves(body: ReadableStream<Uint8Array>, signal: AbortSignal): ReadableStream<Uint8Array> {
+  const passed = new TransformStream<Uint8Array, Uint8Array>();
+  body.pipeTo(passed.writable, { signal }).catch(() => {});
+  return passed.readable;
 }
 
 /** What identifies a multipart file besides its bytes, for its idempotency fingerprint. */

@@ -3,17 +3,21 @@ import type { UploadRecord } from "../../../shared/schemas/files";
 import { SNIFF_BYTES } from "../content-type";
 import { type ClassifiedFile, classifyFile, storedHttpMetadata } from "../ingest";
 import { type FileRow, insertFileStatement, toUploadRecord } from "../records";
+import { storeCall } from "../stream-store";
 import { ResumableMd5 } from "./md5";
 import { discardStoredBytes, readTail, tailKey, writeTail } from "./objects";
 import { type Progress, type TusUploadRow, commitProgress, completeStatement, markTerminated, renewLock } from "./repository";
 
 /**
- * How long a PATCH holds an upload without renewing, so one that died (Worker evicted) frees
- * it within a minute. It renews whenever a third of the lease has passed, checked before
- * every write to R2: a write therefore starts with at least 40 s of lease left.
+ * How long a PATCH holds an upload without renewing. It renews only while bytes flow (after a
+ * chunk, before each write to R2, once a third of the lease has passed), so the lock ends with
+ * its connection: one that broke off releases it at once, and one whose runtime died (a
+ * restart) or whose client went silent frees it within this lease, for the client's resume.
+ * A write starts with at least 10 s of lease left; R2 calls are bounded (storeCall) at 15 s,
+ * and one outliving the lease only loses the lock, never the upload's committed bytes.
  */
-export const LOCK_LEASE_MS = 60_000;
-const RENEW_AFTER_MS = 20_000;
+export const LOCK_LEASE_MS = 15_000;
+const RENEW_AFTER_MS = 5_000;
 
 export interface AppendResult {
   /** Bytes of the upload durably stored now. */
@@ -146,10 +150,10 @@ class Appender {
     const file = this.classified ?? this.classify();
     await this.renew();
     if (this.multipart) {
-      if (this.filled > 0) this.parts.push(await this.multipart.uploadPart(this.parts.length + 1, this.buffer.subarray(0, this.filled)));
-      await this.multipart.complete(this.parts);
+      if (this.filled > 0) this.parts.push(await storeCall(this.multipart.uploadPart(this.parts.length + 1, this.buffer.subarray(0, this.filled))));
+      await storeCall(this.multipart.complete(this.parts));
     } else {
-      await this.env.FILES.put(file.key, this.buffer.subarray(0, this.filled), { httpMetadata: storedHttpMetadata(file), customMetadata: this.customMetadata() });
+      await storeCall(this.env.FILES.put(file.key, this.buffer.subarray(0, this.filled), { httpMetadata: storedHttpMetadata(file), customMetadata: this.customMetadata() }));
     }
     const row: FileRow = {
       key: file.key, user_id: this.upload.user_id, kind: "upload", task_id: null, size: this.upload.upload_length, md5: this.md5.hex(),
@@ -181,9 +185,9 @@ class Appender {
   private async flushPart(): Promise<void> {
     const file = this.classified ?? this.classify();
     await this.renew();
-    this.multipart ??= await this.env.FILES.createMultipartUpload(file.key, { httpMetadata: storedHttpMetadata(file), customMetadata: this.customMetadata() });
+    this.multipart ??= await storeCall(this.env.FILES.createMultipartUpload(file.key, { httpMetadata: storedHttpMetadata(file), customMetadata: this.customMetadata() }));
     // A view of the one reusable buffer: nothing writes to it until uploadPart has resolved.
-    this.parts.push(await this.multipart.uploadPart(this.parts.length + 1, this.buffer.subarray(0, this.filled)));
+    this.parts.push(await storeCall(this.multipart.uploadPart(this.parts.length + 1, this.buffer.subarray(0, this.filled))));
     this.filled = 0;
     await this.commit(0);
   }

@@ -9,7 +9,7 @@ const MB = 1_000_000;
 /** Room for the chunks in flight between the body and the part buffer (64 KiB each). */
 const MARGIN = 512 * 1024;
 
-const options = { maxBytes: 200 * MB, httpMetadata: { contentType: "video/mp4" }, customMetadata: {} };
+const options = { maxBytes: 200 * MB, httpMetadata: { contentType: "video/mp4" }, customMetadata: {}, openUploads: env.DB };
 
 let stopObserving: (() => void) | undefined;
 afterEach(() => stopObserving?.());

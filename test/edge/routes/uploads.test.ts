@@ -1,6 +1,7 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import worker from "../../../edge/index";
+import { MAX_BASE64_BODY_BYTES } from "../../../edge/files/data-uri";
 import { api, createUser, fakeMp4, md5Hex, multipart, pathOf, postJson, uploadFile } from "../helpers";
 import { expectProblem, md5OfStream, originUrl, storedFor, streamedMultipart } from "../files/fixtures";
 import { HTML_PAGE, originPaths, patternBytes } from "../files/origin";
@@ -258,12 +259,31 @@ describe("POST /api/upload/base64", () => {
     await expectNothingStored(userId);
   });
 
-  it("answers 413 from a declared Content-Length over the encoded limit", async () => {
+  it("answers 413 BASE64_TOO_LARGE from a declared Content-Length over the base64 cap, before reading the body, pointing to the streamed methods", async () => {
     const { key, userId } = await createUser();
-    const declared = declaredBody(Math.ceil((LIMIT * 4) / 3) + MiB);
+    const declared = declaredBody(MAX_BASE64_BODY_BYTES + 1);
     const response = await api("/api/upload/base64", key, { method: "POST", headers: { "content-type": "application/json" }, body: declared.body });
-    await expectProblem(response, 413, "PAYLOAD_TOO_LARGE");
+    const problem = await expectProblem(response, 413, "BASE64_TOO_LARGE");
+    expect(problem.detail).toMatch(/multipart.*\/api\/upload\/file.*tus/);
     await declared.close();
+    await expectNothingStored(userId);
+  });
+
+  it("answers 413 BASE64_TOO_LARGE once a body without Content-Length passes the cap", async () => {
+    const { key, userId } = await createUser();
+    const chunk = new TextEncoder().encode("A".repeat(MiB));
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent === 0) controller.enqueue(new TextEncoder().encode('{"data":"data:video/mp4;base64,'));
+        sent += chunk.byteLength;
+        if (sent > 2 * MAX_BASE64_BODY_BYTES) return controller.close();
+        controller.enqueue(chunk);
+      },
+    });
+    const response = await api("/api/upload/base64", key, { method: "POST", headers: { "content-type": "application/json" }, body });
+    await expectProblem(response, 413, "BASE64_TOO_LARGE");
+    expect(sent).toBeLessThan(2 * MAX_BASE64_BODY_BYTES);
     await expectNothingStored(userId);
   });
 });
@@ -277,6 +297,23 @@ async function urlUploadWithIdleTimeout(apiKey: string, url: string): Promise<Re
   await waitOnExecutionContext(ctx);
   return response;
 }
+
+describe("POST /api/upload/url whose client leaves", () => {
+  it("stops reading the origin when the request's signal aborts (the client disconnected), and stores nothing", async () => {
+    const { key, userId } = await createUser();
+    const leaving = new AbortController();
+    const ctx = createExecutionContext();
+    // 300 KiB at 1 KiB per 10 ms: about 3 s of origin, cut after half a second.
+    const answered = worker.fetch(new Request("http://localhost:8787/api/upload/url", {
+      method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ url: originUrl(originPaths.trickle(300, 10)) }), signal: leaving.signal,
+    }), env, ctx);
+    setTimeout(() => leaving.abort(), 500);
+    const response = await answered;
+    await waitOnExecutionContext(ctx);
+    expect(response.status).not.toBe(201);
+    await expectNothingStored(userId);
+  });
+});
 
 describe("POST /api/upload/url from a slow origin", () => {
   it("answers 504 UPLOAD_SOURCE_STALLED when the origin stops sending mid-body, storing nothing", async () => {
