@@ -28,7 +28,7 @@ const app = exposed<{ config: TranscoderConfig }>(async function app(fastify, { 
   });
 
   await fastify.register(jobRoutes);
-  await fastify.register(healthRoutes);
+  await fastify.register(healthRoutes, { config });
 });
 
 /** A ready transcoder for `config`; server.ts adds listening and signals, tests use it as is. */

@@ -20,6 +20,18 @@ const EnvSchema = z
     FFMPEG_PATH: z.string().min(1).default("ffmpeg"),
     FFPROBE_PATH: z.string().min(1).default("ffprobe"),
     WORK_ROOT: z.string().refine(path.isAbsolute, "WORK_ROOT must be an absolute path.").default(path.join(os.tmpdir(), "ffedge-jobs")),
+    /** Below this much free space in WORK_ROOT, `/health` answers 503 `degraded` and says why. */
+    MIN_FREE_WORK_BYTES: bytes(256 * 1024 ** 2),
+    /**
+     * After a job here ran out of work space, new jobs are refused (503) this long, so a task too
+     * big for the free space is not handed back and taken again at once, spending its hand-backs.
+     */
+    WORKSPACE_FULL_COOLDOWN_SECONDS: seconds(60),
+    /**
+     * Echoed on `/health` so a supervisor can tell its own transcoder from another program on
+     * the port (`npm start` sets a random one). Not a secret.
+     */
+    TRANSCODER_INSTANCE: z.string().max(128).optional(),
     /** ffmpeg processes at once: CPU-bound, so one per core by default. */
     MAX_CONCURRENT_JOBS: count(os.availableParallelism()),
     /**
@@ -39,6 +51,11 @@ const EnvSchema = z
     DOWNLOAD_TIMEOUT_SECONDS: seconds(300),
     /** A running ffmpeg whose output time, frame count and size stay still this long is stopped (STALLED). */
     STALL_SECONDS: seconds(60),
+    /**
+     * How long a finished job keeps trying to hand its outputs and terminal report to the edge
+     * (an edge outage of up to this long loses no finished work).
+     */
+    EDGE_RETRY_SECONDS: seconds(600),
     /** How long SIGTERM waits for running jobs before killing them. */
     SHUTDOWN_GRACE_SECONDS: z.coerce.number().int().nonnegative().default(120),
     DEV_FETCH_ALLOW_HOSTS: z.string().default(""),
@@ -95,6 +112,9 @@ export interface TranscoderConfig {
   ffmpegPath: string;
   ffprobePath: string;
   workRoot: string;
+  minFreeWorkBytes: number;
+  workspaceFullCooldownMs: number;
+  instance?: string;
   maxConcurrentJobs: number;
   maxQueuedJobs: number;
   maxInputBytes: number;
@@ -163,6 +183,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TranscoderConf
     ffmpegPath: parsed.FFMPEG_PATH,
     ffprobePath: parsed.FFPROBE_PATH,
     workRoot: path.resolve(parsed.WORK_ROOT),
+    minFreeWorkBytes: parsed.MIN_FREE_WORK_BYTES,
+    workspaceFullCooldownMs: parsed.WORKSPACE_FULL_COOLDOWN_SECONDS * 1000,
+    ...(parsed.TRANSCODER_INSTANCE === undefined ? {} : { instance: parsed.TRANSCODER_INSTANCE }),
     maxConcurrentJobs: parsed.MAX_CONCURRENT_JOBS,
     maxQueuedJobs: parsed.MAX_QUEUED_JOBS ?? parsed.MAX_CONCURRENT_JOBS,
     maxInputBytes: parsed.MAX_INPUT_BYTES,
@@ -179,6 +202,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TranscoderConf
       : parsed.DEV_FETCH_ALLOW_HOSTS.split(",").map((host) => host.trim().toLowerCase()).filter(Boolean),
     sandbox: parsed.SANDBOX,
     egress: parsed.EGRESS,
-    timings: { ...DEFAULT_TIMINGS },
+    timings: { ...DEFAULT_TIMINGS, terminalGiveUpMs: parsed.EDGE_RETRY_SECONDS * 1000 },
   };
 }

@@ -5,7 +5,8 @@ import { ConfigError, type TranscoderConfig, loadConfig } from "./config";
 /**
  * Entry point: `node --import tsx transcoder/server.ts`. Validates the configuration (a bad one
  * stops the process with the list of problems), listens, and on SIGTERM/SIGINT stops taking
- * jobs, lets running ones finish for SHUTDOWN_GRACE_SECONDS, stops the rest and closes.
+ * jobs, lets running ones finish for SHUTDOWN_GRACE_SECONDS, hands the rest back to the edge
+ * (to run again elsewhere) and closes.
  */
 function configOrExit(): TranscoderConfig {
   try {

@@ -6,9 +6,12 @@ export function startOfUtcDay(now: Date): string {
   return `${now.toISOString().slice(0, 10)}T00:00:00.000Z`;
 }
 
-/** What is left of DAILY_TASK_SECONDS today, in seconds with two decimals. */
-export function remainingSeconds(dailyTaskSeconds: number, processedToday: number): number {
-  return Math.max(0, Math.round((dailyTaskSeconds - processedToday) * 100) / 100);
+/**
+ * What is left of DAILY_TASK_SECONDS today, in seconds with two decimals: `used` is what ran
+ * for tasks that finished today plus the time limits unfinished tasks hold (their reservation).
+ */
+export function remainingSeconds(dailyTaskSeconds: number, used: number): number {
+  return Math.max(0, Math.round((dailyTaskSeconds - used) * 100) / 100);
 }
 
 export interface DailyUsage {

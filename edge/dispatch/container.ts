@@ -9,8 +9,8 @@ const TARGET_PREFIX = "container:";
 /**
  * Production: one Cloudflare Container per task, addressed by the task id, so a task's
  * ffmpeg never shares a machine with another user's. The container lives exactly as long as
- * the task's run: started by the dispatch, stopped and removed when the run is given up
- * (cancel) or the task ends (release), whatever the ending.
+ * the task's runs: started by the dispatch, removed when a run is given up (cancel) before
+ * the next one went in, and when the task ends (release), whatever the ending.
  * https://developers.cloudflare.com/containers/
  */
 export function containerDispatcher(env: Env): Dispatcher {
@@ -28,12 +28,13 @@ export function containerDispatcher(env: Env): Dispatcher {
         return { kind: "unreachable", detail: `${target}: ${(error as Error).message}` };
       }
     },
-    // A run given up for a new one: the container goes with it, so the next run starts clean.
-    async cancel(taskId: string): Promise<void> {
-      await container(taskId).stopNow();
+    // A run given up for a new one: its container goes with it (the next run starts clean) unless
+    // the next run is already in there. Without a run, the task was canceled: it has ended.
+    async cancel(taskId: string, _target: string, run?: number): Promise<void> {
+      await (run === undefined ? container(taskId).endTask(taskId) : container(taskId).stopRun(taskId, run));
     },
     async release(taskId: string): Promise<void> {
-      await container(taskId).stopNow();
+      await container(taskId).endTask(taskId);
     },
     // Asks the container's object without starting a container; a crashed one is noticed at once.
     async isRunning(taskId: string): Promise<boolean> {

@@ -20,6 +20,7 @@ export async function jobFor(env: Env, taskId: string, spec: JobSpec, run: numbe
   const ttl = settings.taskTimeoutSeconds + 3600;
   return {
     task_id: taskId,
+    run,
     command: spec.command,
     with_metadata: spec.with_metadata,
     callback_url: `${settings.edgeUrl}/internal/tasks/${taskId}`,
@@ -29,5 +30,7 @@ export async function jobFor(env: Env, taskId: string, spec: JobSpec, run: numbe
     // Without presigned R2 URLs the outputs come through the Worker anyway: straight to it,
     // with no grant request per file (edge/routes/internal.ts).
     outputs_direct: !canPresign(env),
+    // The transcoder stops an output growing past what the edge stores, instead of encoding it to be refused.
+    max_output_file_bytes: settings.maxUploadBytes,
   };
 }

@@ -7,6 +7,7 @@ import { config } from "../lib/config";
 import { guardedFetch } from "../lib/guarded-fetch";
 import { onError, problemResponse } from "../lib/problem";
 import { verifyToken } from "../lib/signed-token";
+import { ContainerRuns } from "./container-runs";
 
 /** Where the platform puts the CA that signs its interception of the container's HTTPS. */
 const CONTAINER_CA_PATH = "/etc/cloudflare/certs/cloudflare-containers-ca.crt";
@@ -23,6 +24,7 @@ export class TranscoderContainer extends Container<Env> {
   override defaultPort = 8080;
   override enableInternet = false;
   override interceptHttps = true;
+  private taskRuns: ContainerRuns | undefined;
 
   constructor(ctx: DurableObjectState<{}>, env: Env) {
     super(ctx, env);
@@ -45,8 +47,16 @@ export class TranscoderContainer extends Container<Env> {
     };
   }
 
-  /** Starts the container if it is not running and hands it the job; the transcoder's answer. */
+  /**
+   * Starts the container if it is not running and hands it the job; the transcoder's answer.
+   * Waits for the removal of a run given up before it; after the task's end, or once a newer
+   * run went in, starts nothing (409, as the transcoder answers an old run).
+   */
   async startJob(job: TranscodeJob): Promise<Response> {
+    const run = job.run ?? 0;
+    if (!(await this.runs(job.task_id).admit(run))) {
+      return problemResponse(new AppError("TASK_NOT_RUNNABLE", `Run ${run} of task ${job.task_id} may not start: the task has ended, or a newer run went into its container.`));
+    }
     return this.containerFetch(new Request("http://transcoder/jobs", {
       method: "POST",
       headers: { authorization: `Bearer ${this.env.TRANSCODER_SECRET}`, "content-type": "application/json" },
@@ -59,9 +69,32 @@ export class TranscoderContainer extends Container<Env> {
     return this.ctx.container?.running === true;
   }
 
-  /** Stops and removes the container at once (its run is over); the next job starts a new one. */
-  async stopNow(): Promise<void> {
-    if (this.ctx.container?.running) await this.destroy();
+  /** Run `run` was given up: see ContainerRuns for why this never touches a newer run. */
+  async stopRun(taskId: string, run: number): Promise<void> {
+    await this.runs(taskId).stop(run);
+  }
+
+  /** The task has ended: the container is removed at once and starts no run again. */
+  async endTask(taskId: string): Promise<void> {
+    await this.runs(taskId).end();
+  }
+
+  private runs(taskId: string): ContainerRuns {
+    this.taskRuns ??= new ContainerRuns(this.ctx.storage.kv, {
+      running: () => this.ctx.container?.running === true,
+      destroy: () => this.destroy(),
+      cancelRun: (run) => this.cancelRun(taskId, run),
+    });
+    return this.taskRuns;
+  }
+
+  /** Straight to the container's port: unlike containerFetch, never starts a container. */
+  private async cancelRun(taskId: string, run: number): Promise<void> {
+    const port = this.ctx.container?.getTcpPort(this.defaultPort);
+    await port?.fetch(`http://transcoder/jobs/${encodeURIComponent(taskId)}?run=${run}`, {
+      method: "DELETE",
+      headers: { authorization: `Bearer ${this.env.TRANSCODER_SECRET}` },
+    }).then((response) => response.body?.cancel()).catch(() => undefined);
   }
 }
 

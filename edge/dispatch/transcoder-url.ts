@@ -11,7 +11,8 @@ const PROBE_TIMEOUT_MS = 3_000;
  */
 export function urlDispatcher(env: Env): Dispatcher {
   const targets = env.TRANSCODER_URL.split(",").map((url) => url.trim().replace(/\/+$/, "")).filter(Boolean);
-  const headers = { authorization: `Bearer ${env.TRANSCODER_SECRET}`, "content-type": "application/json" };
+  const auth = { authorization: `Bearer ${env.TRANSCODER_SECRET}` };
+  const runUrl = (target: string, taskId: string, run?: number) => `${target}/jobs/${encodeURIComponent(taskId)}${run === undefined ? "" : `?run=${run}`}`;
   return {
     async dispatch(job: TranscodeJob): Promise<DispatchOutcome> {
       const start = hash(job.task_id) % targets.length;
@@ -19,7 +20,7 @@ export function urlDispatcher(env: Env): Dispatcher {
       for (let i = 0; i < targets.length; i++) {
         const target = targets[(start + i) % targets.length]!;
         try {
-          const response = await fetch(`${target}/jobs`, { method: "POST", headers, body: JSON.stringify(job), signal: AbortSignal.timeout(DISPATCH_TIMEOUT_MS) });
+          const response = await fetch(`${target}/jobs`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify(job), signal: AbortSignal.timeout(DISPATCH_TIMEOUT_MS) });
           last = await outcomeOf(response, target);
         } catch (error) {
           last = { kind: "unreachable", detail: `${target}: ${(error as Error).message}` };
@@ -28,18 +29,19 @@ export function urlDispatcher(env: Env): Dispatcher {
       }
       return last;
     },
-    async cancel(taskId: string, target: string): Promise<void> {
-      await fetch(`${target}/jobs/${encodeURIComponent(taskId)}`, { method: "DELETE", headers, signal: AbortSignal.timeout(DISPATCH_TIMEOUT_MS) })
+    // A DELETE has no body, so it says no content type.
+    async cancel(taskId: string, target: string, run?: number): Promise<void> {
+      await fetch(runUrl(target, taskId, run), { method: "DELETE", headers: auth, signal: AbortSignal.timeout(DISPATCH_TIMEOUT_MS) })
         .then((response) => response.body?.cancel())
         .catch(() => undefined);
     },
     // A shared server outlives its tasks.
     async release(): Promise<void> {},
     // Jobs live in the server's memory: one that does not answer, or answers that it does not
-    // know the job (it restarted), has lost it. Anything else is no proof of loss.
-    async isRunning(taskId: string, target: string): Promise<boolean> {
+    // know the run (it restarted, or runs a newer one), has lost it. Anything else is no proof of loss.
+    async isRunning(taskId: string, target: string, run: number): Promise<boolean> {
       try {
-        const response = await fetch(`${target}/jobs/${encodeURIComponent(taskId)}`, { headers, signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) });
+        const response = await fetch(runUrl(target, taskId, run), { headers: auth, signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) });
         await response.body?.cancel();
         return response.status !== 404;
       } catch {

@@ -9,7 +9,8 @@ import { presignR2Put } from "../files/presign";
 import { expiryFrom, insertOutputFile } from "../files/records";
 import { config } from "../lib/config";
 import { signToken, verifyToken } from "../lib/signed-token";
-import { logKey, outputKey } from "../tasks/outputs";
+import { liveState } from "../tasks/live-state";
+import { discardTaskFiles, logKey, outputKey } from "../tasks/outputs";
 import { findTaskById } from "../tasks/repository";
 import { taskStub } from "../lib/stubs";
 
@@ -65,8 +66,26 @@ internal.post("/internal/tasks/:task_id/events", async (c) => {
     outputsStored = await allReceipted(c.env, await userId(), taskId, event.outputs);
     event = { ...event, outputs: event.outputs.map(({ receipt: _receipt, ...output }) => output) };
   }
-  return c.json(await taskStub(c.env, taskId).report(event, c.get("run"), outputsStored));
+  const answer = await taskStub(c.env, taskId).report(event, c.get("run"), outputsStored);
+  if (event.type !== "started" && event.type !== "progress" && answer.cancel) {
+    // A task deleted before owners went into tokens has no owner left to find: it stored nothing either.
+    const owner = await userId().catch(() => undefined);
+    if (owner) await discardLateFiles(c.env, taskId, owner, answer.ok);
+  }
+  return c.json(answer);
 });
+
+/**
+ * A run's last report comes after all its uploads. When it finds its task ended without
+ * completing, or deleted, whatever the run stored since is deleted: an output that reached R2
+ * through its presigned URL after the end (no row refuses those), and for a deleted task the
+ * log this report just stored. Nothing else would ever delete them.
+ */
+async function discardLateFiles(env: Env, taskId: string, userId: string, taskExists: boolean): Promise<void> {
+  if (!taskExists) return discardTaskFiles(env, userId, taskId, true);
+  const state = await liveState(env, taskId);
+  if (state?.status === "failed") await discardTaskFiles(env, userId, taskId);
+}
 
 /** Purpose of the edge's signed word that it stored an output (key and size) in R2 itself. */
 const RECEIPT = "stored";

@@ -5,7 +5,7 @@ import { requireApiKey, unauthorized } from "../lib/auth";
 import { config } from "../lib/config";
 import { bearerSecurity, createApp, problemResponses } from "../lib/openapi";
 import { dispatchLineStub } from "../lib/stubs";
-import { processedSecondsStatement, tasksCreatedSinceStatement } from "../tasks/repository";
+import { processedSecondsStatement, reservedSecondsStatement, tasksCreatedSinceStatement } from "../tasks/repository";
 
 /** `GET /v1/me`: FFHub's clients call it to check that a key works; it also reports usage. */
 export const me = createApp();
@@ -14,7 +14,8 @@ me.use("/v1/me", requireApiKey);
 me.openapi(
   createRoute({
     method: "get", path: "/v1/me", tags: ["Account"], summary: "The account the API key belongs to, and its usage", security: bearerSecurity,
-    description: "`remaining_credits` (FFHub's field) is the processing time left today: DAILY_TASK_SECONDS minus the seconds of tasks that finished since 00:00 UTC.",
+    description:
+      "`remaining_credits` (FFHub's field) is the processing time left today: DAILY_TASK_SECONDS minus the seconds of tasks that finished since 00:00 UTC, minus the time limits that unfinished tasks hold. A new task may run for at most that long (and TASK_TIMEOUT_SECONDS); below 1 s, submissions answer 429 QUOTA_EXCEEDED.",
     responses: { 200: { description: "The account", content: { "application/json": { schema: MeSchema } } }, 401: problemResponses[401] },
   }),
   async (c) => {
@@ -22,10 +23,12 @@ me.openapi(
     const now = new Date();
     const startOfDay = startOfUtcDay(now);
     const db = c.env.DB;
-    const [user, tasks, seconds, bytes] = await db.batch([
+    const settings = config(c.env);
+    const [user, tasks, seconds, reserved, bytes] = await db.batch([
       db.prepare("SELECT id, name, email, created_at FROM users WHERE id = ?").bind(userId),
       tasksCreatedSinceStatement(db, userId, startOfDay),
       processedSecondsStatement(db, userId, startOfDay),
+      reservedSecondsStatement(db, userId, settings.taskTimeoutSeconds),
       db.prepare("SELECT COALESCE(SUM(size), 0) AS value FROM files WHERE user_id = ? AND expires_at > ?").bind(userId, now.toISOString()),
     ]);
     const account = user!.results[0] as { id: string; name: string; email: string | null; created_at: string } | undefined;
@@ -36,7 +39,7 @@ me.openapi(
       user_id: account.id,
       name: account.name,
       email: account.email,
-      remaining_credits: remainingSeconds(config(c.env).dailyTaskSeconds, value(seconds)),
+      remaining_credits: remainingSeconds(settings.dailyTaskSeconds, value(seconds) + value(reserved)),
       created_at: account.created_at,
       usage: {
         tasks_today: value(tasks),

@@ -1,4 +1,4 @@
-import type { Task, TaskEvent } from "../../shared/schemas/tasks";
+import type { PublicTask, Task, TaskEvent } from "../../shared/schemas/tasks";
 import { publicUrls } from "../files/records";
 import { outputKey } from "./outputs";
 import type { TaskRow } from "./repository";
@@ -32,6 +32,19 @@ export function presentTask(env: Env, row: TaskRow, live?: LiveState, now = Date
     if (code) task.error_code = code;
   }
   return task;
+}
+
+/**
+ * The task as a request without a key sees it (PublicTaskSchema): the owner's view less the
+ * command and flags, and with its failure named by code only.
+ */
+export function presentPublicTask(task: Task): PublicTask {
+  const { task_id, status, progress, eta_seconds, outputs, error_code, created_at, started_at, finished_at, elapsed, total_elapsed } = task;
+  return {
+    task_id, status, progress, ...(eta_seconds === undefined ? {} : { eta_seconds }), ...(outputs ? { outputs } : {}),
+    ...(task.error === undefined ? {} : { error: `The task failed (${error_code ?? "FAILED"}). Its details are shown only with the owner's API key.`, ...(error_code ? { error_code } : {}) }),
+    created_at, started_at, finished_at, elapsed, total_elapsed,
+  };
 }
 
 /** The live view pushed to watchers, built from the Durable Object's state alone. */

@@ -20,34 +20,65 @@ export interface TaskRow {
   finished_at: string | null;
   /** Times the task was started again after its transcoder was lost. */
   retries: number;
+  /** The task's own time limit, reserved against its owner's daily quota (null: TASK_TIMEOUT_SECONDS). */
+  time_limit_seconds?: number | null;
   /** No longer written: the end event goes to its receiver from the task's own outbox. */
   webhook_enqueued_at: string | null;
 }
 
 /** Seconds ffmpeg ran (started → finished) for the tasks of user `?1` that finished since `?2`. */
 const PROCESSED_SECONDS = "SELECT COALESCE(SUM((julianday(finished_at) - julianday(started_at)) * 86400.0), 0) FROM tasks WHERE user_id = ?1 AND finished_at >= ?2 AND started_at IS NOT NULL";
+/** Seconds reserved by the unfinished tasks of user `?1`: each its time limit (`?3` for a task recorded without one). */
+const RESERVED_SECONDS = "SELECT COALESCE(SUM(COALESCE(time_limit_seconds, ?3)), 0) FROM tasks WHERE user_id = ?1 AND status IN ('pending', 'running')";
+/** The user's quota in use: processed today plus reserved (binds ?1 user, ?2 start of day, ?3 TASK_TIMEOUT_SECONDS). */
+const QUOTA_USED = `(${PROCESSED_SECONDS}) + (${RESERVED_SECONDS})`;
+
+/** A user's daily processing quota, as a new task is reserved against it. */
+export interface QuotaReservation {
+  /** Start of the current UTC day. */
+  since: string;
+  /** DAILY_TASK_SECONDS. */
+  seconds: number;
+  /** TASK_TIMEOUT_SECONDS: the longest a task may run, and the reservation of tasks recorded without a limit. */
+  taskTimeoutSeconds: number;
+  /** The limit the submission asked for, if lower. */
+  requestedSeconds?: number;
+}
 
 /**
- * Inserts a new task. With `quota`, only while the user's processing since `quota.since` is
- * below `quota.seconds`, checked in the same statement (one query, and no task slips in between
- * the check and the insert); false when the quota refused it.
+ * Inserts a new task, without any quota (tests and tools that seed tasks). Submissions go
+ * through `insertTaskWithinQuota`.
  */
-export async function insertTask(
+export async function insertTask(db: D1Database, row: Pick<TaskRow, "id" | "user_id" | "command" | "with_metadata" | "webhook_url" | "created_at">): Promise<void> {
+  await db
+    .prepare("INSERT INTO tasks (id, user_id, command, with_metadata, webhook_url, status, created_at) VALUES (?, ?, ?, ?, ?, 'pending', ?)")
+    .bind(row.id, row.user_id, row.command, row.with_metadata, row.webhook_url, row.created_at)
+    .run();
+}
+
+/**
+ * Inserts a new task with its time limit reserved against the user's daily quota: the seconds
+ * processed today plus every unfinished task's time limit. The task gets TASK_TIMEOUT_SECONDS
+ * (or the lower limit it asked for), or what is left of the quota if that is less, and is
+ * refused when less than a second is left.
+ * One statement, so no other submission slips in between the check and the insert. Returns the
+ * task's time limit in seconds, or undefined when the quota refused it.
+ */
+export async function insertTaskWithinQuota(
   db: D1Database,
   row: Pick<TaskRow, "id" | "user_id" | "command" | "with_metadata" | "webhook_url" | "created_at">,
-  quota?: { since: string; seconds: number },
-): Promise<boolean> {
-  const insert = "INSERT INTO tasks (id, user_id, command, with_metadata, webhook_url, status, created_at)";
-  const result = quota
-    ? await db
-      .prepare(`${insert} SELECT ?3, ?1, ?4, ?5, ?6, 'pending', ?7 WHERE (${PROCESSED_SECONDS}) < ?8`)
-      .bind(row.user_id, quota.since, row.id, row.command, row.with_metadata, row.webhook_url, row.created_at, quota.seconds)
-      .run()
-    : await db
-      .prepare(`${insert} VALUES (?, ?, ?, ?, ?, 'pending', ?)`)
-      .bind(row.id, row.user_id, row.command, row.with_metadata, row.webhook_url, row.created_at)
-      .run();
-  return result.meta.changes === 1;
+  quota: QuotaReservation,
+): Promise<number | undefined> {
+  const left = `CAST(?4 - (${QUOTA_USED}) AS INTEGER)`;
+  const inserted = await db
+    .prepare(
+      `INSERT INTO tasks (id, user_id, command, with_metadata, webhook_url, status, created_at, time_limit_seconds)
+       SELECT ?5, ?1, ?6, ?7, ?8, 'pending', ?9, MIN(?10, ${left}) WHERE ${left} >= 1
+       RETURNING time_limit_seconds`,
+    )
+    .bind(row.user_id, quota.since, quota.taskTimeoutSeconds, quota.seconds, row.id, row.command, row.with_metadata, row.webhook_url, row.created_at, Math.min(quota.requestedSeconds ?? quota.taskTimeoutSeconds, quota.taskTimeoutSeconds))
+    .first<{ time_limit_seconds: number }>();
+  return inserted?.time_limit_seconds;
 }
 
 /** A task of this user, or 404: another user's task is indistinguishable from a missing one. */
@@ -123,6 +154,11 @@ export async function findTaskById(db: D1Database, taskId: string): Promise<Task
   return db.prepare("SELECT * FROM tasks WHERE id = ?").bind(taskId).first<TaskRow>();
 }
 
+/** Removes the file rows of a task's outputs; the task's own row stays. */
+export async function deleteTaskOutputRows(db: D1Database, userId: string, taskId: string): Promise<void> {
+  await db.prepare("DELETE FROM files WHERE task_id = ? AND user_id = ?").bind(taskId, userId).run();
+}
+
 /** Removes a task's row and its output file rows. */
 export async function deleteTaskRecords(db: D1Database, userId: string, taskId: string): Promise<void> {
   await db.batch([
@@ -153,6 +189,11 @@ export function tasksCreatedSinceStatement(db: D1Database, userId: string, since
 /** Seconds ffmpeg ran (started → finished) for the user's tasks that finished since `since` (`value`); a statement, for batches. */
 export function processedSecondsStatement(db: D1Database, userId: string, since: string): D1PreparedStatement {
   return db.prepare(`SELECT (${PROCESSED_SECONDS}) AS value`).bind(userId, since);
+}
+
+/** Seconds the user's unfinished tasks hold of the daily quota, each its time limit (`value`); a statement, for batches. */
+export function reservedSecondsStatement(db: D1Database, userId: string, taskTimeoutSeconds: number): D1PreparedStatement {
+  return db.prepare(`SELECT (${RESERVED_SECONDS}) AS value`).bind(userId, null, taskTimeoutSeconds);
 }
 
 /** Per UTC day (`YYYY-MM-DD`) since `since`: tasks the user created, and seconds ffmpeg ran for the tasks that finished that day. Days without any are absent. */

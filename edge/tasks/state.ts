@@ -37,8 +37,12 @@ export interface LiveState {
   unreachable: number;
   /** When the first of those attempts was made. */
   unreachable_since: string | null;
+  /** The task's own time limit, reserved against its owner's daily quota (absent: TASK_TIMEOUT_SECONDS). */
+  time_limit_seconds?: number;
   /** Runs started again after their transcoder was lost. Each run's reports carry its number. */
   retries: number;
+  /** Of those, runs a transcoder handed back unfinished as it shut down: they spend no retry. */
+  handed_back?: number;
   outputs: StoredOutput[] | null;
   error: string | null;
   error_code: TaskFailureCode | null;
@@ -70,12 +74,20 @@ export const PROBE_AFTER_MS = 15_000;
 export const PROBE_EVERY_MS = 5_000;
 /** A task whose transcoder was lost is started again at most this many times, then fails TRANSCODER_LOST. */
 export const MAX_RETRIES = 2;
+/** Hand-backs beyond this many (transcoders that keep shutting down under the task) count as losses. */
+export const MAX_HANDBACKS = 5;
+/**
+ * A silent run whose transcoder still answers for it (its work is done and its end waits for
+ * the edge, say after an edge outage) is waited for this long past the heartbeat timeout: as
+ * long as a transcoder retries a finished job's end (EDGE_RETRY_SECONDS).
+ */
+export const ENDING_WINDOW_MS = 10 * 60_000;
 
 export const isFinal = (status: TaskStatus) => status === "completed" || status === "failed";
 
 const at = (time: number) => new Date(time).toISOString();
 
-export function initialState(meta: { task_id: string; user_id: string; created_at: string }): LiveState {
+export function initialState(meta: { task_id: string; user_id: string; created_at: string; time_limit_seconds?: number }): LiveState {
   return {
     ...meta, status: "pending", progress: 0, started_at: null, finished_at: null, last_seq: -1, heartbeat_at: null,
     dispatch: "queued", dispatch_at: meta.created_at, resend_at: at(Date.parse(meta.created_at) + QUEUED_RESEND_MS),
@@ -118,15 +130,21 @@ export function queued(state: LiveState, now: number): LiveState {
 
 /**
  * The run's transcoder is gone: start the task again from the beginning, or fail it once it
- * has been retried MAX_RETRIES times.
+ * has been retried MAX_RETRIES times. A run its transcoder `handedBack` (it shut down) does
+ * not count, up to MAX_HANDBACKS of them. A hand-back that names its `failCode` (the work
+ * space ran out) fails the task with it once those are spent.
  */
-export function lostTranscoder(state: LiveState, reason: string, now: number): LiveState {
-  if (state.retries >= MAX_RETRIES) {
+export function lostTranscoder(state: LiveState, reason: string, now: number, handedBack = false, failCode?: TaskFailureCode): LiveState {
+  const handBacks = state.handed_back ?? 0;
+  const free = handedBack && handBacks < MAX_HANDBACKS;
+  if (handedBack && !free && failCode) return fail(state, failCode, `${reason} The task was handed back ${handBacks + 1} times; no transcoder had room for it.`, at(now));
+  if (!free && state.retries - handBacks >= MAX_RETRIES) {
     return fail(state, "TRANSCODER_LOST", `${reason} The task was tried ${state.retries + 1} times.`, at(now));
   }
   return {
     ...state, status: "pending", progress: 0, started_at: null, last_seq: -1, heartbeat_at: null,
     dispatch: "queued", dispatch_at: at(now), resend_at: at(now + QUEUED_RESEND_MS), dispatch_target: null, unreachable: 0, unreachable_since: null, retries: state.retries + 1,
+    ...(free ? { handed_back: handBacks + 1 } : {}),
   };
 }
 
@@ -156,6 +174,8 @@ export function applyEvent(state: LiveState, event: JobEvent, now: string): Live
     case "failed":
       if (event.error_code === "TRANSCODER_LOST") return lostTranscoder(next, event.error, Date.parse(now));
       return fail({ ...next, started_at: startOf(state, now) }, event.error_code, event.error, now);
+    case "handed_back":
+      return lostTranscoder(next, event.reason, Date.parse(now), true, event.error_code);
   }
 }
 
@@ -199,8 +219,12 @@ export function dueAction(state: LiveState, now: number, limits: Limits): DueAct
     if (now - Date.parse(state.started_at!) > limits.taskTimeoutMs + TIMEOUT_GRACE_MS) {
       return { kind: "fail", code: "TIMEOUT", error: `The task ran longer than its limit of ${limits.taskTimeoutMs / 1000} s.` };
     }
-    if (now - lastReport > limits.heartbeatTimeoutMs) return { kind: "lost", reason: `The transcoder stopped reporting for more than ${limits.heartbeatTimeoutMs / 1000} s.` };
-    if (now - lastReport > PROBE_AFTER_MS && state.dispatch_target) return { kind: "probe", target: state.dispatch_target };
+    // Past the heartbeat, a run is given up only when its transcoder no longer answers for it.
+    const silentFor = now - lastReport;
+    if (silentFor > limits.heartbeatTimeoutMs && (!state.dispatch_target || silentFor > limits.heartbeatTimeoutMs + ENDING_WINDOW_MS)) {
+      return { kind: "lost", reason: `The transcoder stopped reporting for more than ${Math.round(silentFor / 1000)} s.` };
+    }
+    if (silentFor > runProbeAfter(limits) && state.dispatch_target) return { kind: "probe", target: state.dispatch_target };
     return undefined;
   }
   if (state.dispatch === "dispatched") {
@@ -220,13 +244,18 @@ export function dueAction(state: LiveState, now: number, limits: Limits): DueAct
   return now >= Date.parse(state.resend_at) ? { kind: "resend" } : undefined;
 }
 
+/** A silent run is probed after PROBE_AFTER_MS, or once its heartbeat has lapsed if that is sooner. */
+function runProbeAfter(limits: Limits): number {
+  return Math.min(PROBE_AFTER_MS, limits.heartbeatTimeoutMs);
+}
+
 /** When the alarm should next look at the task; undefined once it has ended. */
 export function nextCheck(state: LiveState, now: number, limits: Limits): number | undefined {
   if (isFinal(state.status)) return undefined;
-  const probing = (since: number) => (now - since > PROBE_AFTER_MS ? now + PROBE_EVERY_MS : since + PROBE_AFTER_MS + 1);
+  const probing = (since: number, after = PROBE_AFTER_MS) => (now - since > after ? now + PROBE_EVERY_MS : since + after + 1);
   if (state.status === "running") {
     const lastReport = Date.parse(state.heartbeat_at ?? state.started_at!);
-    return Math.min(probing(lastReport), lastReport + limits.heartbeatTimeoutMs + 1, Date.parse(state.started_at!) + limits.taskTimeoutMs + TIMEOUT_GRACE_MS + 1);
+    return Math.min(probing(lastReport, runProbeAfter(limits)), lastReport + limits.heartbeatTimeoutMs + (state.dispatch_target ? ENDING_WINDOW_MS : 0) + 1, Date.parse(state.started_at!) + limits.taskTimeoutMs + TIMEOUT_GRACE_MS + 1);
   }
   const pendingDeadline = Date.parse(state.created_at) + PENDING_DEADLINE_MS + 1;
   if (state.dispatch === "dispatched") {

@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import type { TaskFailureCode } from "../../shared/errors";
-import type { JobEvent } from "../../shared/schemas/jobs";
+import type { JobEvent, TranscodeJob } from "../../shared/schemas/jobs";
 import type { DispatchOutcome } from "../dispatch/backend";
 import { dispatcherFor } from "../dispatch/dispatcher";
 import { type JobSpec, jobFor } from "../dispatch/job";
@@ -29,7 +29,8 @@ const JOB_KEY = "job";
  */
 const PROGRESS_WRITE_MS = 10_000;
 
-type TaskMeta = { task_id: string; user_id: string; created_at: string };
+/** `time_limit_seconds`: the task's own limit, reserved against its owner's daily quota at submission. */
+type TaskMeta = { task_id: string; user_id: string; created_at: string; time_limit_seconds?: number };
 
 /** What one delivery of the task's job message did: nothing (another has it, or it ended), or the transcoder's answer. */
 export type DispatchResult = { kind: "skipped"; reason: Extract<ClaimResult, { ok: false }>["reason"] } | { kind: DispatchOutcome["kind"] };
@@ -87,37 +88,52 @@ export class TaskObject extends DurableObject<Env> {
       await this.failTask("INTERNAL", "The task record is missing.");
       return { kind: "rejected" };
     }
-    const outcome = await dispatcherFor(this.env).dispatch(await jobFor(this.env, state.task_id, job, claim.run, state.user_id));
+    const outcome = await dispatcherFor(this.env).dispatch(withinTimeLimit(await jobFor(this.env, state.task_id, job, claim.run, state.user_id), state));
     switch (outcome.kind) {
       case "accepted":
-      case "duplicate":
-        await this.markDispatched(outcome.target);
+        await this.markDispatched(outcome.target, claim.run);
+        break;
+      case "stale":
+        // A refusal is never an acceptance: that run ran already, so the task gets a new one.
+        await this.loseClaimedRun(`${outcome.detail}.`, claim.run);
         break;
       case "rejected":
         await this.failTask("DISPATCH_FAILED", `The transcoder refused the job: ${outcome.detail}`);
         break;
       case "busy":
         // Capacity, not failure: the task waits in line, woken as soon as a task ends.
-        await this.markWaiting();
+        await this.markWaiting(claim.run);
         break;
       case "unreachable":
-        await this.markUnreachable();
+        await this.markUnreachable(claim.run);
     }
     return { kind: outcome.kind };
   }
 
-  async markDispatched(target: string): Promise<void> {
-    await this.transition((state) => (state.dispatch === "claimed" ? dispatched(state, target, Date.now()) : undefined));
+  /**
+   * Each answer to a dispatch names the run it was for: an answer that arrives after its run was
+   * given up and a newer run claimed must not act on the newer claim.
+   */
+  async markDispatched(target: string, run: number): Promise<void> {
+    await this.transition((state) => (isClaimOf(state, run) ? dispatched(state, target, Date.now()) : undefined));
   }
 
-  /** The task waits in a line, which queues its job again when its turn comes. */
-  async markWaiting(): Promise<void> {
-    await this.transition((state) => (state.dispatch === "claimed" || state.dispatch === "queued" ? waiting(state, Date.now()) : undefined));
+  /** The claimed run cannot start (its transcoder already ran it): it is lost, and the task starts again. */
+  private async loseClaimedRun(reason: string, run: number): Promise<void> {
+    await this.exclusive(async () => {
+      const state = await this.load();
+      if (state && !isFinal(state.status) && isClaimOf(state, run)) await this.loseRun(state, reason, Date.now());
+    });
+  }
+
+  /** The task waits in a line, which queues its job again when its turn comes (a dispatch's answer names its run; the line's refusal of a queued job needs none). */
+  async markWaiting(run?: number): Promise<void> {
+    await this.transition((state) => ((run === undefined || state.retries === run) && (state.dispatch === "claimed" || state.dispatch === "queued") ? waiting(state, Date.now()) : undefined));
   }
 
   /** No transcoder answered: the alarm queues the job again after a short backoff. */
-  async markUnreachable(): Promise<void> {
-    await this.transition((state) => (state.dispatch === "claimed" ? unreachable(state, Date.now()) : undefined));
+  async markUnreachable(run: number): Promise<void> {
+    await this.transition((state) => (isClaimOf(state, run) ? unreachable(state, Date.now()) : undefined));
   }
 
   /**
@@ -225,7 +241,7 @@ export class TaskObject extends DurableObject<Env> {
       if (!state) return;
       if (isFinal(state.status)) return this.outbox.flush(this.env);
       const now = Date.now();
-      const action = dueAction(state, now, this.limits());
+      const action = dueAction(state, now, this.limits(state));
       switch (action?.kind) {
         case undefined:
           return this.checkAgainLater(state);
@@ -234,7 +250,7 @@ export class TaskObject extends DurableObject<Env> {
         case "lost":
           return this.loseRun(state, action.reason, now);
         case "probe":
-          if (await dispatcherFor(this.env).isRunning(state.task_id, action.target)) return this.checkAgainLater(state);
+          if (await dispatcherFor(this.env).isRunning(state.task_id, action.target, state.retries)) return this.checkAgainLater(state);
           return this.loseRun(state, "The transcoder running the task went away.", now);
         case "resend":
           await queueJobs(this.env, [state]);
@@ -253,7 +269,7 @@ export class TaskObject extends DurableObject<Env> {
   private async restart(previous: LiveState, next: LiveState): Promise<void> {
     await markRetried(this.env.DB, next.task_id, next.retries);
     await this.save(next);
-    if (previous.dispatch_target) this.ctx.waitUntil(dispatcherFor(this.env).cancel(previous.task_id, previous.dispatch_target));
+    if (previous.dispatch_target) this.ctx.waitUntil(dispatcherFor(this.env).cancel(previous.task_id, previous.dispatch_target, previous.retries));
     await queueJobs(this.env, [next]);
   }
 
@@ -266,9 +282,9 @@ export class TaskObject extends DurableObject<Env> {
     });
   }
 
-  private limits(): Limits {
+  private limits(state: LiveState): Limits {
     const settings = config(this.env);
-    return { heartbeatTimeoutMs: settings.heartbeatTimeoutSeconds * 1000, taskTimeoutMs: settings.taskTimeoutSeconds * 1000 };
+    return { heartbeatTimeoutMs: settings.heartbeatTimeoutSeconds * 1000, taskTimeoutMs: timeLimitSeconds(state, settings.taskTimeoutSeconds) * 1000 };
   }
 
   /**
@@ -325,7 +341,7 @@ export class TaskObject extends DurableObject<Env> {
 
   private async schedule(state: LiveState): Promise<void> {
     const now = Date.now();
-    const next = this.fanOut.nextAlarm(nextCheck(state, now, this.limits()), state, now);
+    const next = this.fanOut.nextAlarm(nextCheck(state, now, this.limits(state)), state, now);
     const at = next ?? (await this.outbox.retryAt(now));
     if (at !== undefined) await this.ctx.storage.setAlarm(at);
     else await this.ctx.storage.deleteAlarm();
@@ -337,4 +353,18 @@ export class TaskObject extends DurableObject<Env> {
     this.queue = run.catch(() => undefined);
     return run;
   }
+}
+
+/** The task's own time limit (what its daily quota reserved), never above TASK_TIMEOUT_SECONDS. */
+function timeLimitSeconds(state: LiveState, taskTimeoutSeconds: number): number {
+  return Math.min(state.time_limit_seconds ?? taskTimeoutSeconds, taskTimeoutSeconds);
+}
+
+/** The job stops at the task's own time limit: the transcoder enforces it, so the quota is a bound. */
+function withinTimeLimit(job: TranscodeJob, state: LiveState): TranscodeJob {
+  return { ...job, timeout_seconds: timeLimitSeconds(state, job.timeout_seconds) };
+}
+
+function isClaimOf(state: LiveState, run: number): boolean {
+  return state.dispatch === "claimed" && state.retries === run;
 }

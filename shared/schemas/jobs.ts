@@ -9,6 +9,12 @@ import { TASK_FAILURE_CODES } from "../errors";
 /** Body of the transcoder's `POST /jobs` (Authorization: Bearer TRANSCODER_SECRET). */
 export const TranscodeJobSchema = z.object({
   task_id: z.string().min(1).max(64).regex(/^[A-Za-z0-9_-]+$/),
+  /**
+   * Which run of the task this is (0 first, one more each time the edge starts it again). A
+   * transcoder knows a job by task and run: a newer run replaces an older one, an older or
+   * finished one is refused, and GET/DELETE /jobs/{task_id}?run= name the run they mean.
+   */
+  run: z.number().int().nonnegative().optional(),
   /** The user's command line, exactly as submitted: the transcoder re-applies the policy. */
   command: z.string().min(1),
   with_metadata: z.boolean(),
@@ -23,6 +29,11 @@ export const TranscodeJobSchema = z.object({
    */
   outputs_direct: z.boolean().optional(),
   timeout_seconds: z.number().int().positive(),
+  /**
+   * The largest output file the edge will store (its MAX_UPLOAD_BYTES): the transcoder stops
+   * ffmpeg as soon as one output passes it, rather than encoding all of it to be refused.
+   */
+  max_output_file_bytes: z.number().int().positive().optional(),
 });
 export type TranscodeJob = z.infer<typeof TranscodeJobSchema>;
 
@@ -70,6 +81,13 @@ export const JobEventSchema = z.discriminatedUnion("type", [
     error_code: z.enum(TASK_FAILURE_CODES),
     log,
   }),
+  /**
+   * The transcoder stopped the job unfinished for its own reasons (it is shutting down, or its
+   * work space ran out): nothing went wrong with the task, so the edge starts it again at once
+   * without spending one of its retries. `error_code`: what the task fails with once it can be
+   * handed back no more.
+   */
+  z.object({ ...base, type: z.literal("handed_back"), reason: z.string().max(8192), error_code: z.enum(TASK_FAILURE_CODES).optional() }),
 ]);
 export type JobEvent = z.infer<typeof JobEventSchema>;
 

@@ -10,6 +10,9 @@ export const CreateTaskSchema = z
     command: z.string().min(1).meta({ example: "ffmpeg -i https://example.com/in.mp4 -vf scale=640:-2 small.mp4" }),
     with_metadata: z.boolean().optional().default(false),
     webhook: z.string().max(2048).optional(),
+    timeout_seconds: z.number().int().min(1).max(86_400).optional().meta({
+      description: "The task's own time limit, at most TASK_TIMEOUT_SECONDS (the default). Until the task ends it holds this much of the daily quota (GET /v1/me's remaining_credits): short tasks submitted in bulk should say so.",
+    }),
   })
   .meta({ id: "CreateTask" });
 
@@ -42,6 +45,18 @@ export const TaskSchema = z
   })
   .meta({ id: "Task", description: "A task, exactly as GET /v1/tasks/{task_id} returns it" });
 export type Task = z.infer<typeof TaskSchema>;
+
+/**
+ * `GET /v1/tasks/{task_id}` without a key: only what FFHub's clients read. Anyone holding one
+ * output link knows the task id, so nothing here may reach the owner's inputs: no command (its
+ * URLs carry signed query strings), and an `error` that says only how the task failed, never
+ * ffmpeg's messages (they quote inputs and their metadata).
+ */
+export const PublicTaskSchema = TaskSchema.pick({
+  task_id: true, status: true, progress: true, eta_seconds: true, outputs: true, error: true, error_code: true,
+  created_at: true, started_at: true, finished_at: true, elapsed: true, total_elapsed: true,
+}).meta({ id: "PublicTask", description: "A task as GET /v1/tasks/{task_id} returns it to a request without a key" });
+export type PublicTask = z.infer<typeof PublicTaskSchema>;
 
 export const CreatedTaskSchema = TaskSchema.pick({ task_id: true, status: true, created_at: true }).meta({ id: "CreatedTask" });
 

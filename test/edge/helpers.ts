@@ -1,6 +1,8 @@
 import { SELF, env } from "cloudflare:test";
 import { newKeyStatements } from "../../shared/accounts";
 import { toHex } from "../../shared/api-keys";
+import { taskStub } from "../../edge/lib/stubs";
+import { insertTask } from "../../edge/tasks/repository";
 
 let counter = 0;
 
@@ -80,4 +82,15 @@ export function productionEnv(overrides: Partial<Env> = {}): Env {
     R2_SECRET_ACCESS_KEY: "secret",
     ...overrides,
   };
+}
+
+/** A pending task of a fresh user: its D1 row and its initialised Durable Object. */
+export async function newTaskObject(): Promise<{ taskId: string; userId: string; stub: ReturnType<typeof taskStub> }> {
+  const { userId } = await createUser();
+  const taskId = `tsk_${crypto.randomUUID().replaceAll("-", "").slice(0, 24)}`;
+  const createdAt = new Date().toISOString();
+  await insertTask(env.DB, { id: taskId, user_id: userId, command: "-i https://example.com/a.mp4 out.mp4", with_metadata: 0, webhook_url: null, created_at: createdAt });
+  const stub = taskStub(env, taskId);
+  await stub.init({ task_id: taskId, user_id: userId, created_at: createdAt });
+  return { taskId, userId, stub };
 }

@@ -87,7 +87,7 @@ describe("transcoder/server.ts", () => {
       await mkdir(workRoot);
     });
 
-    it("on SIGTERM stops taking jobs, stops the running one, reports it failed and exits 0", async () => {
+    it("on SIGTERM stops taking jobs, stops the running one, hands it back to the edge and exits 0", async () => {
       const { server, base, taskId, ffmpegPid } = await serverWithSlowJob();
       expect((await fetch(`${base}/health`)).status).toBe(200);
 
@@ -97,7 +97,7 @@ describe("transcoder/server.ts", () => {
       expect(refused.status).toBe(503);
       expect(await server.exited).toBe(0);
       expect(groupAlive(ffmpegPid)).toBe(false);
-      expect(inputs.edge.events(taskId).at(-1)).toMatchObject({ type: "failed", error_code: "INTERNAL", error: expect.stringContaining("shut down") });
+      expect(inputs.edge.events(taskId).at(-1)).toMatchObject({ type: "handed_back", reason: expect.stringContaining("shut down") });
       expect(await readdir(workRoot)).toEqual([]);
     });
   });

@@ -16,6 +16,8 @@ export interface FfmpegRunOptions {
   signal: AbortSignal;
   /** Sets the CPU-time cap: a job may keep every core busy for its whole wall-clock limit. */
   timeoutSeconds: number;
+  /** The largest file ffmpeg may write (RLIMIT_FSIZE: a write past it kills ffmpeg with SIGXFSZ). */
+  maxFileBytes: number;
   onStdout: (chunk: Buffer) => void;
   onStderr?: (chunk: Buffer) => void;
 }
@@ -89,7 +91,7 @@ export class FfmpegService {
     const limits: ResourceLimits = {
       cpuSeconds: options.timeoutSeconds * os.availableParallelism() + 30,
       memoryBytes: this.config.maxMemoryBytes,
-      fileBytes: this.config.maxOutputBytes,
+      fileBytes: options.maxFileBytes,
       processes: MAX_PROCESSES,
       openFiles: MAX_OPEN_FILES,
     };

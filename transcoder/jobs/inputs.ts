@@ -5,8 +5,8 @@ import { FORMAT_WHITELIST, isAllowedFormat, parseFormatName } from "../ffmpeg/pr
 import type { FfmpegService } from "../ffmpeg/service";
 import type { JobContext } from "../sandbox/isolation";
 import { describe, downloadToFile } from "../lib/guarded-fetch";
-import { JobFailure } from "./failure";
-import { type Workspace, inputPath } from "./workspace";
+import { JobFailure, workspaceFull } from "./failure";
+import { type Workspace, inputPath, isNoSpace } from "./workspace";
 
 /**
  * Downloads every input into `in/` through the guarded fetcher, before ffmpeg starts: ffmpeg
@@ -29,6 +29,7 @@ export async function downloadInputs(parsed: ParsedCommand, workspace: Workspace
       });
     } catch (error) {
       signal.throwIfAborted();
+      if (isNoSpace(error)) throw workspaceFull(`Input ${index + 1} (${describe(input.url)}) could not be downloaded`);
       const detail = error instanceof AppError ? error.detail : "unexpected error";
       throw new JobFailure("INPUT_DOWNLOAD_FAILED", `Input ${index + 1} (${describe(input.url)}) could not be downloaded: ${detail}`);
     }

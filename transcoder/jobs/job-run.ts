@@ -13,11 +13,11 @@ import { backoff, retry } from "../lib/retry";
 import type { JobContext, User } from "../sandbox/isolation";
 import type { RunResult } from "../sandbox/process";
 import { CallbackError, EdgeClient } from "./edge-client";
-import { JobFailure } from "./failure";
+import { JobFailure, ranOutOfSpace, workspaceFull } from "./failure";
 import { RuntimeGuard } from "./guard";
 import { downloadInputs, inputsToScreen, screenInputs } from "./inputs";
-import { type OutputFile, checkExpected, collectOutputs, contentTypeOf, declaredOutputs, inCommandOrder, onlyDeclared, watchOutputs } from "./outputs";
-import { EventReporter, type TerminalReport } from "./reporter";
+import { type OutputFile, type OutputLimits, checkExpected, collectOutputs, contentTypeOf, declaredOutputs, inCommandOrder, onlyDeclared, watchOutputs } from "./outputs";
+import { EventReporter, OUTAGE_RETRY_MAX_DELAY_MS, type TerminalReport } from "./reporter";
 import { type Workspace, createWorkspace, removeWorkspace } from "./workspace";
 
 /** A job's folder on this host and as ffmpeg sees it, with the inputs' paths as ffmpeg sees them. */
@@ -39,10 +39,15 @@ export interface JobDeps {
 const MAX_ERROR_LENGTH = 8192;
 const STDERR_TAIL_LINES = 20;
 const STDERR_TAIL_BYTES = 4096;
-const UPLOAD_ATTEMPTS = 3;
 const DECODER_PIXEL_HEADROOM = 1.25;
 /** Our own outputs may also be single images, which ffprobe reads with image2 because of their extension. */
 const OUTPUT_FORMAT_WHITELIST = `${FORMAT_WHITELIST},image2`;
+
+/**
+ * Why a job stops when its transcoder shuts down: nothing is wrong with the task, which goes
+ * back to the edge (a `handed_back` report) to run again elsewhere.
+ */
+export class HandBack extends Error {}
 
 /**
  * One job from acceptance to its terminal report: check the command again, download every
@@ -58,6 +63,8 @@ export class JobRun {
   private readonly workOver = deferred();
   /** ffmpeg's pid (and process group) while it runs. */
   ffmpegPid: number | undefined;
+  /** The job stopped because WORK_ROOT ran out of space (set before `workDone` settles). */
+  outOfSpace = false;
   /** Milliseconds spent in each phase, logged with "job finished": where a task's time goes. */
   private readonly phases: Record<string, number> = {};
   /**
@@ -84,8 +91,13 @@ export class JobRun {
     return this.workOver.promise;
   }
 
+  /** Which run of the task this is (TranscodeJob.run). */
+  get runNumber(): number {
+    return this.job.run ?? 0;
+  }
+
   /** Stops the job for `failure` (cancel, timeout, output cap, shutdown). The first reason wins. */
-  cancel(failure: JobFailure): void {
+  cancel(failure: JobFailure | HandBack): void {
     if (!this.controller.signal.aborted) this.controller.abort(failure);
   }
 
@@ -111,7 +123,7 @@ export class JobRun {
       clearTimeout(deadline);
       this.workOver.resolve();
     }
-    if (this.ffmpegLog !== undefined) report = { ...report, log: this.ffmpegLog };
+    if (this.ffmpegLog !== undefined && report.type !== "handed_back") report = { ...report, log: this.ffmpegLog };
     await this.timed("report", () => this.reporter.finish(report));
     this.log.info({ outcome: report.type, error_code: report.type === "failed" ? report.error_code : undefined, phases_ms: this.phases }, "job finished");
   }
@@ -179,8 +191,9 @@ export class JobRun {
     }
   }
 
-  private get outputLimits() {
-    return { maxFiles: this.deps.config.maxOutputFiles, maxBytes: this.deps.config.maxOutputBytes };
+  private get outputLimits(): OutputLimits {
+    const { maxOutputFiles, maxOutputBytes } = this.deps.config;
+    return { maxFiles: maxOutputFiles, maxBytes: maxOutputBytes, maxFileBytes: Math.min(maxOutputBytes, this.job.max_output_file_bytes ?? maxOutputBytes) };
   }
 
   private async transcode(parsed: ParsedCommand, argv: string[], files: JobFiles, timeoutSeconds: number): Promise<void> {
@@ -189,6 +202,7 @@ export class JobRun {
       stallMs: config.stallSeconds * 1000,
       maxInputPixels: config.maxInputPixels,
       limits: DEFAULT_LIMITS,
+      command: parsed,
       onViolation: (failure) => this.cancel(failure),
     });
     // What "100 %" means comes from ffmpeg's own description of its inputs, printed before it starts.
@@ -201,6 +215,7 @@ export class JobRun {
         guard.input(index, facts);
       },
       onOutputStream: (index, stream) => guard.outputStream(index, stream),
+      onStreamMapping: (output, stream, copied) => guard.streamMapping(output, stream, copied),
     });
     const progress = new ProgressParser((snapshot) => {
       guard.progress(snapshot, plan);
@@ -224,6 +239,7 @@ export class JobRun {
         job: files.context,
         signal: this.signal,
         timeoutSeconds,
+        maxFileBytes: this.outputLimits.maxFileBytes,
         onStdout: (chunk) => progress.push(chunk),
         onStderr: (chunk) => streams.push(chunk),
       });
@@ -237,15 +253,18 @@ export class JobRun {
       this.ffmpegPid = undefined;
     }
     this.signal.throwIfAborted();
-    if (result.signal === "SIGXFSZ") throw new JobFailure("OUTPUT_LIMIT_EXCEEDED", `An output grew past the limit of ${config.maxOutputBytes} bytes.`);
+    if (result.signal === "SIGXFSZ") throw new JobFailure("OUTPUT_LIMIT_EXCEEDED", `An output grew past the limit of ${this.outputLimits.maxFileBytes} bytes for one file.`);
     if (result.signal === "SIGXCPU") throw new JobFailure("TIMEOUT", "ffmpeg used up its CPU-time limit and was stopped.");
+    if (result.code !== 0 && ranOutOfSpace(result.stderr)) throw workspaceFull("ffmpeg could not write its outputs");
     if (result.code !== 0) throw unreadableInput(result, streams.inputs, parsed, files.inputs) ?? new JobFailure("FFMPEG_FAILED", ffmpegFailure(result, files));
   }
 
   /** Uploads every output; the edge's receipts by file name (the terminal report passes them on). */
   private async upload(files: readonly OutputFile[]): Promise<Map<string, string>> {
-    const { retryBaseMs, retryMaxDelayMs } = this.deps.config.timings;
+    const { retryBaseMs, retryMaxDelayMs, terminalGiveUpMs } = this.deps.config.timings;
     const receipts = new Map<string, string>();
+    // Finished work outlasts an edge outage: each output is retried for as long as the terminal report would be.
+    const giveUpAt = Date.now() + terminalGiveUpMs;
     for (const file of files) {
       const request = { filename: file.filename, size: file.size, content_type: contentTypeOf(file.filename) };
       try {
@@ -256,8 +275,8 @@ export class JobRun {
             return this.client.putFile(grant.upload_url, file.path, file.size, request.content_type, this.signal);
           },
           {
-            retryable: (error, attempt) => !this.signal.aborted && error instanceof CallbackError && error.retryable && attempt < UPLOAD_ATTEMPTS,
-            delayMs: (attempt) => backoff(attempt, retryBaseMs, retryMaxDelayMs, false),
+            retryable: (error) => !this.signal.aborted && error instanceof CallbackError && error.retryable,
+            delayMs: (attempt) => Math.min(backoff(attempt, retryBaseMs, Math.min(retryMaxDelayMs, OUTAGE_RETRY_MAX_DELAY_MS), false), giveUpAt - Date.now()),
             wake: this.signal,
           },
         );
@@ -286,6 +305,12 @@ export class JobRun {
 
   private failureReport(error: unknown): TerminalReport {
     const failure = this.signal.aborted ? this.signal.reason : error;
+    if (failure instanceof HandBack) return { type: "handed_back", reason: failure.message.slice(0, MAX_ERROR_LENGTH) };
+    // The host's disk, not the task: its folder is gone by now, and another run may well fit.
+    if (failure instanceof JobFailure && failure.code === "WORKSPACE_FULL") {
+      this.outOfSpace = true;
+      return { type: "handed_back", reason: failure.message.slice(0, MAX_ERROR_LENGTH), error_code: failure.code };
+    }
     if (failure instanceof JobFailure) return { type: "failed", error_code: failure.code, error: failure.message.slice(0, MAX_ERROR_LENGTH) };
     this.log.error({ err: error }, "job failed unexpectedly");
     return { type: "failed", error_code: "INTERNAL", error: "The transcoder hit an unexpected error while running the job." };

@@ -12,7 +12,10 @@ export interface OutputFile {
 
 export interface OutputLimits {
   maxFiles: number;
+  /** All outputs together. */
   maxBytes: number;
+  /** Any one output: what the edge will store of one file. */
+  maxFileBytes: number;
 }
 
 /**
@@ -29,12 +32,13 @@ export async function collectOutputs(outDir: string, limits: OutputLimits): Prom
     if (!info.isFile()) continue;
     files.push({ filename, path: file, size: info.size });
     bytes += info.size;
+    if (info.size > limits.maxFileBytes) throw new JobFailure("OUTPUT_LIMIT_EXCEEDED", `The output '${filename}' grew past the limit of ${limits.maxFileBytes} bytes for one file.`);
     checkLimits(files.length, bytes, limits);
   }
   return files;
 }
 
-export function checkLimits(files: number, bytes: number, limits: OutputLimits): void {
+function checkLimits(files: number, bytes: number, limits: OutputLimits): void {
   if (files > limits.maxFiles) throw new JobFailure("OUTPUT_LIMIT_EXCEEDED", `The command produced more than ${limits.maxFiles} output files.`);
   if (bytes > limits.maxBytes) throw new JobFailure("OUTPUT_LIMIT_EXCEEDED", `The outputs grew past the limit of ${limits.maxBytes} bytes in total.`);
 }

@@ -7,7 +7,14 @@ import { CallbackError, type EdgeClient } from "./edge-client";
 /** A report before it gets its sequence number. */
 export type Report = JobEvent extends infer Event ? (Event extends JobEvent ? Omit<Event, "seq"> : never) : never;
 export type ProgressReport = Extract<Report, { type: "progress" }>;
-export type TerminalReport = Extract<Report, { type: "completed" | "failed" }>;
+export type TerminalReport = Extract<Report, { type: "completed" | "failed" | "handed_back" }>;
+
+/**
+ * While a job's end waits for the edge (its outputs and terminal report), tries come at least
+ * this often, so that it lands within seconds of an outage's end and the task's heartbeat does
+ * not lapse in between.
+ */
+export const OUTAGE_RETRY_MAX_DELAY_MS = 5_000;
 
 export interface ReporterOptions {
   timings: Timings;
@@ -124,13 +131,14 @@ export class EventReporter {
 
   private async deliver(event: JobEvent): Promise<void> {
     const { timings, log } = this.options;
-    const terminal = event.type === "completed" || event.type === "failed";
+    const terminal = event.type === "completed" || event.type === "failed" || event.type === "handed_back";
     const giveUpAt = Date.now() + (terminal ? timings.terminalGiveUpMs : timings.progressGiveUpMs);
+    const maxDelayMs = terminal ? Math.min(timings.retryMaxDelayMs, OUTAGE_RETRY_MAX_DELAY_MS) : timings.retryMaxDelayMs;
     const superseded = () => event.type === "progress" && this.queue.length > 0;
     try {
       const ack = await retry(() => this.client.postEvent(event), {
         retryable: (error) => (!(error instanceof CallbackError) || error.retryable) && !superseded(),
-        delayMs: (attempt) => Math.min(backoff(attempt, timings.retryBaseMs, timings.retryMaxDelayMs), Math.min(giveUpAt, this.retryDeadline) - Date.now()),
+        delayMs: (attempt) => Math.min(backoff(attempt, timings.retryBaseMs, maxDelayMs), Math.min(giveUpAt, this.retryDeadline) - Date.now()),
         wake: () => this.wake.signal,
       });
       if (ack.cancel && !terminal) this.options.onCancel();

@@ -1,6 +1,8 @@
+import { statfsSync } from "node:fs";
 import { chmod, chown, mkdir, mkdtemp, readdir, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { ownerAlive, ownerTag } from "../lib/owner";
+import { workspaceFull } from "./failure";
 
 /** One job's directory: inputs are downloaded into `in/`, ffmpeg writes only into `out/`. */
 export interface Workspace {
@@ -36,14 +38,24 @@ export async function prepareWorkRoot(workRoot: string, owner: Owner): Promise<v
  * the only directory ffmpeg's user can write to. Nothing in it can be listed by other jobs.
  */
 export async function createWorkspace(workRoot: string, taskId: string, owner: Owner): Promise<Workspace> {
-  const root = await mkdtemp(path.join(workRoot, `${taskId}@${ownerTag()}-`));
+  let root: string;
+  try {
+    root = await mkdtemp(path.join(workRoot, `${taskId}@${ownerTag()}-`));
+  } catch (error) {
+    throw isNoSpace(error) ? workspaceFull("The job's work directory could not be made") : error;
+  }
   const workspace = { root, inDir: path.join(root, "in"), outDir: path.join(root, "out") };
-  await chmod(root, 0o711);
-  await mkdir(workspace.inDir, { mode: 0o711 });
-  await mkdir(workspace.outDir, { mode: 0o700 });
-  if (owner) {
-    await giveTo(workspace.outDir, owner);
-    await openOnlyTo(workspace.inDir, owner);
+  try {
+    await chmod(root, 0o711);
+    await mkdir(workspace.inDir, { mode: 0o711 });
+    await mkdir(workspace.outDir, { mode: 0o700 });
+    if (owner) {
+      await giveTo(workspace.outDir, owner);
+      await openOnlyTo(workspace.inDir, owner);
+    }
+  } catch (error) {
+    await removeWorkspace(workspace);
+    throw isNoSpace(error) ? workspaceFull("The job's work directory could not be made") : error;
   }
   return workspace;
 }
@@ -74,6 +86,29 @@ async function openOnlyTo(dir: string, owner: NonNullable<Owner>): Promise<void>
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "EPERM") throw error;
   }
+}
+
+/**
+ * Bytes an unprivileged writer can still use in the file system holding `dir`; an unreadable
+ * one counts as full. Synchronous (one short statfs) so job admission decides in one step, and
+ * two requests cannot both pass the check across an await.
+ */
+export function freeBytesNow(dir: string): number {
+  try {
+    const info = statfsSync(dir);
+    return info.bavail * info.bsize;
+  } catch {
+    return 0;
+  }
+}
+
+/** True for the errors of a full disk or an exhausted quota, wherever in the `cause` chain they are. */
+export function isNoSpace(error: unknown): boolean {
+  for (let current = error, depth = 0; current instanceof Error && depth < 5; current = current.cause, depth++) {
+    const code = (current as NodeJS.ErrnoException).code;
+    if (code === "ENOSPC" || code === "EDQUOT") return true;
+  }
+  return false;
 }
 
 export async function removeWorkspace(workspace: Workspace): Promise<void> {

@@ -9,7 +9,7 @@ import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { EGRESS_REFUSED_HEADER } from "../../shared/egress";
 import { AppError, ERROR_STATUS, type ErrorCode } from "../../shared/errors";
-import { blockedHost, checkFetchUrl, isBlockedAddress } from "../../shared/net/url-policy";
+import { blockedHost, checkFetchUrl, checkRedirect, isBlockedAddress } from "../../shared/net/url-policy";
 import { backoff, retry } from "./retry";
 
 const DEFAULT_MAX_REDIRECTS = 3;
@@ -72,14 +72,14 @@ export interface Download {
 const systemResolver: Resolver = (hostname, callback) => dns.lookup(hostname, { all: true, verbatim: true }, callback);
 
 /**
- * Downloads a URL a stranger wrote into `destination`. Every hop passes the shared URL policy;
- * every address a name resolves to is checked inside the socket's own lookup, so the address
- * that was checked is the one connected to (a DNS answer cannot change in between). Redirects
- * are followed by hand, size and time are enforced while streaming, and a failed download
- * leaves no file behind. A connection that fails (reset, refused, cut mid-body, no headers in
- * time) or a 502/503/504 is tried again from the start with backoff, within `timeoutMs`; a
- * refusal (policy, size, any other status) never is. Throws an AppError with a URL_* or
- * PAYLOAD_TOO_LARGE code.
+ * Downloads a URL a stranger wrote into `destination`. Every hop passes the shared URL policy
+ * (each Location as the server wrote it); every address a name resolves to is checked inside
+ * the socket's own lookup, so the address that was checked is the one connected to (a DNS
+ * answer cannot change in between). Redirects are followed by hand, size and time are enforced
+ * while streaming, and a failed download leaves no file behind. A connection that fails (reset,
+ * refused, cut mid-body, no headers in time) or a 502/503/504 is tried again from the start
+ * with backoff, within `timeoutMs`; a refusal (policy, size, any other status) never is.
+ * Throws an AppError with a URL_* or PAYLOAD_TOO_LARGE code.
  */
 export async function downloadToFile(raw: string, destination: string, options: GuardedFetchOptions): Promise<Download> {
   const timeout = AbortSignal.timeout(Math.ceil(options.timeoutMs));
@@ -113,7 +113,8 @@ export async function downloadToFile(raw: string, destination: string, options: 
     const error = caught instanceof TransientFailure ? caught.cause : caught;
     const after = tries > 1 ? ` (${tries} tries)` : "";
     if (error instanceof AppError) throw after ? new AppError(error.code, `${error.detail.replace(/\.$/, "")}${after}.`, error.extra) : error;
-    throw new AppError("URL_UNREACHABLE", `${host ?? describe(raw)} could not be fetched: ${reason(error)}${after}.`);
+    // With its cause: a full disk (ENOSPC while writing) is the transcoder's fault, not the URL's.
+    throw Object.assign(new AppError("URL_UNREACHABLE", `${host ?? describe(raw)} could not be fetched: ${reason(error)}${after}.`), { cause: error });
   } finally {
     agents.http.destroy();
     agents.https.destroy();
@@ -157,7 +158,7 @@ async function downloadOnce(attempt: Attempt): Promise<Download> {
     if (REDIRECT_STATUSES.has(status) && location) {
       response.resume();
       if (hop >= maxRedirects) throw new AppError("URL_TOO_MANY_REDIRECTS", `More than ${maxRedirects} redirects starting at ${describe(raw)}.`);
-      url = checkFetchUrl(new URL(location, url).toString(), { allowHosts: options.allowHosts });
+      url = checkRedirect(location, url, { allowHosts: options.allowHosts });
       continue;
     }
     if (status !== 200) {

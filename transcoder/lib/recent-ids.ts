@@ -1,10 +1,11 @@
 /**
- * The task ids this transcoder has run lately, so a redelivered queue message for a task that
- * already ran is refused instead of running ffmpeg twice. Bounded in size and age; the oldest
- * ids are forgotten first.
+ * The runs this transcoder has finished lately, by task id: for each task the highest run that
+ * ended here, so a redelivered job for that run (or an older one) is refused instead of running
+ * ffmpeg twice, while a newer run of the same task is taken. Bounded in size and age; the oldest
+ * entries are forgotten first.
  */
 export class RecentIds {
-  private readonly seenAt = new Map<string, number>();
+  private readonly seen = new Map<string, { run: number; at: number }>();
 
   constructor(
     private readonly maxSize: number,
@@ -12,27 +13,30 @@ export class RecentIds {
     private readonly now: () => number = Date.now,
   ) {}
 
-  add(id: string): void {
-    this.seenAt.delete(id);
-    this.seenAt.set(id, this.now());
+  add(id: string, run = 0): void {
+    const highest = Math.max(run, this.seen.get(id)?.run ?? run);
+    this.seen.delete(id);
+    this.seen.set(id, { run: highest, at: this.now() });
     this.prune();
   }
 
-  has(id: string): boolean {
+  /** Whether run `run` of task `id`, or a later one, ended here lately. */
+  has(id: string, run = 0): boolean {
     this.prune();
-    return this.seenAt.has(id);
+    const entry = this.seen.get(id);
+    return entry !== undefined && entry.run >= run;
   }
 
   get size(): number {
-    return this.seenAt.size;
+    return this.seen.size;
   }
 
   private prune(): void {
     const oldestAllowed = this.now() - this.maxAgeMs;
     // Insertion order is age order, so pruning stops at the first id young enough to keep.
-    for (const [id, at] of this.seenAt) {
-      if (this.seenAt.size <= this.maxSize && at >= oldestAllowed) break;
-      this.seenAt.delete(id);
+    for (const [id, { at }] of this.seen) {
+      if (this.seen.size <= this.maxSize && at >= oldestAllowed) break;
+      this.seen.delete(id);
     }
   }
 }

@@ -17,4 +17,8 @@ describe("the job handed to a transcoder", () => {
     const withCredentials: Env = { ...env, R2_ACCOUNT_ID: "0123456789abcdef0123456789abcdef", R2_ACCESS_KEY_ID: "key", R2_SECRET_ACCESS_KEY: "secret" };
     expect((await jobFor(withCredentials, "tsk_abc", SPEC, 0, "usr_owner")).outputs_direct).toBe(false);
   });
+
+  it("carries the largest output file the edge stores, so the transcoder stops an output at it rather than after the encode", async () => {
+    expect((await jobFor({ ...env, MAX_UPLOAD_BYTES: "5000" }, "tsk_abc", SPEC, 0, "usr_owner")).max_output_file_bytes).toBe(5000);
+  });
 });

@@ -64,7 +64,7 @@ describe("jobs queue consumer", () => {
     const taskId = job.task_id;
     const stub = taskStub(env, taskId);
     await stub.claimDispatch();
-    await stub.markDispatched("http://127.0.0.1:8788");
+    await stub.markDispatched("http://127.0.0.1:8788", 0);
     const result = await deliver(job);
     expect(result.explicitAcks).toHaveLength(1);
     expect(await live(taskId)).toMatchObject({ dispatch: "dispatched", dispatch_target: "http://127.0.0.1:8788" });

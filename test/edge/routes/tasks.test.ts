@@ -5,6 +5,8 @@ import { expectProblem } from "../files/fixtures";
 import { api, createUser, postJson } from "../helpers";
 
 const COMMAND = "ffmpeg -i https://example.com/in.mp4 -c:v libx264 -t 2 out.mp4 -vn -c:a aac out.m4a";
+/** An input as owners share them: a presigned URL whose query string is the credential. */
+const SIGNED_INPUT_COMMAND = "ffmpeg -i 'https://storage.example.com/in.mp4?X-Amz-Credential=AKIA&X-Amz-Signature=deadbeef' -t 2 out.mp4";
 
 async function submit(key: string, body: Record<string, unknown> = { command: COMMAND }) {
   return postJson("/v1/tasks", key, body);
@@ -95,15 +97,34 @@ describe("GET /v1/tasks/{task_id}", () => {
     expect(task).toMatchObject({ elapsed: "215.30", total_elapsed: "216.00" });
   });
 
-  it("answers without a key, by id, with exactly the body the owner gets (FFHub's clients poll so)", async () => {
-    const { key } = await createUser();
-    const { task_id } = await (await submit(key)).json<{ task_id: string }>();
-    await taskStub(env, task_id).failTask("CANCELED", "canceled");
-    const owner = await (await api(`/v1/tasks/${task_id}`, key)).json();
+  it("answers without a key, by id, with only what FFHub's clients read: status, progress, outputs, error and timings", async () => {
+    const { key, userId } = await createUser();
+    const { task_id } = await (await submit(key, { command: SIGNED_INPUT_COMMAND, with_metadata: true })).json<{ task_id: string }>();
+    await env.FILES.put(`outputs/${userId}/${task_id}/out.mp4`, "abc", { customMetadata: { expires_at: new Date(Date.now() + 60_000).toISOString() } });
+    const stub = taskStub(env, task_id);
+    await stub.report({ type: "started", seq: 100 });
+    await stub.report({ type: "completed", seq: 101, outputs: [{ filename: "out.mp4", size: 3, metadata: { format: { duration: "2.0" } } }] });
+    const owner = await (await api(`/v1/tasks/${task_id}`, key)).json<Record<string, unknown>>();
     const anonymous = await api(`/v1/tasks/${task_id}`, undefined);
     expect(anonymous.status).toBe(200);
-    expect(await anonymous.json()).toEqual(owner);
+    const body = await anonymous.json<Record<string, unknown>>();
+    expect(Object.keys(body).sort()).toEqual(["created_at", "elapsed", "finished_at", "outputs", "progress", "started_at", "status", "task_id", "total_elapsed"]);
+    for (const field of Object.keys(body)) expect(body[field]).toEqual(owner[field]);
+    expect(JSON.stringify(body)).not.toContain("in.mp4");
     await expectProblem(await api("/v1/tasks/tsk_000000000000000000000000", undefined), 404, "NOT_FOUND");
+  });
+
+  it("never shows the command, its signed input URLs or ffmpeg's messages without a key", async () => {
+    const { key } = await createUser();
+    const { task_id } = await (await submit(key, { command: SIGNED_INPUT_COMMAND })).json<{ task_id: string }>();
+    const messages = "Input 1 (https://storage.example.com/in.mp4) could not be downloaded: 403\n  title: board meeting X-Amz-Signature=deadbeef";
+    await taskStub(env, task_id).report({ type: "failed", seq: 100, error: messages, error_code: "INPUT_DOWNLOAD_FAILED" });
+    expect(await (await api(`/v1/tasks/${task_id}`, key)).json()).toMatchObject({ command: SIGNED_INPUT_COMMAND, error: messages });
+    const anonymous = await (await api(`/v1/tasks/${task_id}`, undefined)).json<Record<string, unknown>>();
+    expect(anonymous).toMatchObject({ status: "failed", error_code: "INPUT_DOWNLOAD_FAILED" });
+    expect(anonymous.error).toEqual(expect.any(String));
+    const text = JSON.stringify(anonymous);
+    for (const secret of ["storage.example.com", "deadbeef", "board meeting", "in.mp4", "command", "with_metadata"]) expect(text).not.toContain(secret);
   });
 
   it("still refuses a wrong key, and keeps every other task route behind a key", async () => {

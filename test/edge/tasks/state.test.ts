@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
-  CLAIM_LEASE_MS, MAX_RETRIES, UNREACHABLE_DEADLINE_MS, PENDING_DEADLINE_MS, PROBE_AFTER_MS, QUEUED_RESEND_MS, START_DEADLINE_MS, applyEvent, claim, dispatched, dueAction, initialState, lostTranscoder,
+  CLAIM_LEASE_MS, ENDING_WINDOW_MS, MAX_RETRIES, UNREACHABLE_DEADLINE_MS, PENDING_DEADLINE_MS, PROBE_AFTER_MS, QUEUED_RESEND_MS, START_DEADLINE_MS, applyEvent, claim, dispatched, dueAction, initialState, lostTranscoder,
   nextCheck, onlyProgressMoved, queued, unreachable, waiting,
 } from "../../../edge/tasks/state";
 
@@ -113,10 +113,12 @@ describe("task state machine", () => {
     expect(dueAction(pending(), t0 + PENDING_DEADLINE_MS + 1, limits)).toMatchObject({ kind: "fail", code: "DISPATCH_FAILED" });
   });
 
-  it("checks on a silent run, and gives it up after the heartbeat timeout", () => {
+  it("checks on a silent run, and gives it up after the heartbeat timeout once its transcoder no longer answers for it", () => {
     expect(dueAction(running(), t0 + PROBE_AFTER_MS - 1, limits)).toBeUndefined();
     expect(dueAction(running(), t0 + PROBE_AFTER_MS + 1, limits)).toEqual({ kind: "probe", target: "http://t1" });
-    expect(dueAction(running(), t0 + 60_001, limits)).toMatchObject({ kind: "lost" });
+    expect(dueAction(running(), t0 + 60_001, limits)).toEqual({ kind: "probe", target: "http://t1" });
+    expect(dueAction(running(), t0 + 60_001 + ENDING_WINDOW_MS, limits)).toMatchObject({ kind: "lost" });
+    expect(dueAction({ ...running(), dispatch_target: null }, t0 + 60_001, limits)).toMatchObject({ kind: "lost" });
     const accepted = dispatched(claim(pending(), t0).next!, "http://t1", t0);
     expect(dueAction(accepted, t0 + PROBE_AFTER_MS + 1, limits)).toEqual({ kind: "probe", target: "http://t1" });
     expect(dueAction(accepted, t0 + START_DEADLINE_MS + 1, limits)).toMatchObject({ kind: "lost" });

@@ -1,41 +1,30 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { findTaskById, insertTask } from "../../../edge/tasks/repository";
-import { taskStub } from "../../../edge/lib/stubs";
+import { findTaskById } from "../../../edge/tasks/repository";
 import { liveState } from "../../../edge/tasks/live-state";
 import { type LiveState, MAX_RETRIES } from "../../../edge/tasks/state";
-import { createUser } from "../helpers";
-
-async function newTask() {
-  const { userId } = await createUser();
-  const taskId = `tsk_${crypto.randomUUID().replaceAll("-", "").slice(0, 24)}`;
-  const createdAt = new Date().toISOString();
-  await insertTask(env.DB, { id: taskId, user_id: userId, command: "-i https://example.com/a.mp4 out.mp4", with_metadata: 0, webhook_url: null, created_at: createdAt });
-  const stub = taskStub(env, taskId);
-  await stub.init({ task_id: taskId, user_id: userId, created_at: createdAt });
-  return { taskId, userId, stub };
-}
+import { newTaskObject } from "../helpers";
 
 describe("TaskObject", () => {
   it("lets only one delivery claim a dispatch", async () => {
-    const { stub } = await newTask();
+    const { stub } = await newTaskObject();
     expect(await stub.claimDispatch()).toEqual({ ok: true, run: 0 });
     expect(await stub.claimDispatch()).toEqual({ ok: false, reason: "claimed" });
-    await stub.markDispatched("http://t1");
+    await stub.markDispatched("http://t1", 0);
     expect(await stub.claimDispatch()).toEqual({ ok: false, reason: "dispatched" });
   });
 
   it("lets a claim be taken again once its task waits in line or found no transcoder", async () => {
-    const { stub } = await newTask();
+    const { stub } = await newTaskObject();
     await stub.claimDispatch();
-    await stub.markWaiting();
+    await stub.markWaiting(0);
     expect(await stub.claimDispatch()).toEqual({ ok: true, run: 0 });
-    await stub.markUnreachable();
+    await stub.markUnreachable(0);
     expect(await stub.claimDispatch()).toEqual({ ok: true, run: 0 });
   });
 
   it("writes running and end states to D1", async () => {
-    const { stub, taskId } = await newTask();
+    const { stub, taskId } = await newTaskObject();
     await stub.report({ type: "started", seq: 0 });
     expect((await findTaskById(env.DB, taskId))!.status).toBe("running");
     await stub.report({ type: "failed", seq: 1, error: "ffmpeg exited with code 1", error_code: "FFMPEG_FAILED" });
@@ -45,14 +34,14 @@ describe("TaskObject", () => {
   });
 
   it("fails a completed report whose outputs are not in R2", async () => {
-    const { stub, taskId } = await newTask();
+    const { stub, taskId } = await newTaskObject();
     await stub.report({ type: "started", seq: 0 });
     await stub.report({ type: "completed", seq: 1, outputs: [{ filename: "out.mp4", size: 10 }] });
     expect(await findTaskById(env.DB, taskId)).toMatchObject({ status: "failed", error_code: "OUTPUT_UPLOAD_FAILED" });
   });
 
   it("completes when every reported output is stored with its size", async () => {
-    const { stub, taskId, userId } = await newTask();
+    const { stub, taskId, userId } = await newTaskObject();
     await env.FILES.put(`outputs/${userId}/${taskId}/out.mp4`, "0123456789");
     await stub.report({ type: "started", seq: 0 });
     await stub.report({ type: "completed", seq: 1, outputs: [{ filename: "out.mp4", size: 10 }] });
@@ -62,20 +51,21 @@ describe("TaskObject", () => {
   });
 
   it("answers cancel to reports about a task that already ended", async () => {
-    const { stub } = await newTask();
+    const { stub } = await newTaskObject();
     await stub.failTask("DISPATCH_FAILED", "gone");
     expect(await stub.report({ type: "progress", seq: 3, progress: 10 })).toEqual({ ok: true, cancel: true });
   });
 
   it("starts a silent run again, counted on the task, and fails TRANSCODER_LOST after the last retry", async () => {
-    const { stub, taskId } = await newTask();
+    const { stub, taskId } = await newTaskObject();
+    // Silent past the heartbeat timeout and the window a finished run may take to report: given up without a probe.
     const silence = () => runInDurableObject(stub, async (_instance, state) => {
       const live = (await state.storage.get<LiveState>("state"))!;
-      await state.storage.put("state", { ...live, heartbeat_at: new Date(Date.now() - 10 * 60_000).toISOString() });
+      await state.storage.put("state", { ...live, heartbeat_at: new Date(Date.now() - 20 * 60_000).toISOString() });
     });
     for (let retry = 1; retry <= MAX_RETRIES; retry++) {
       await stub.claimDispatch();
-      await stub.markDispatched("http://127.0.0.1:9");
+      await stub.markDispatched("http://127.0.0.1:9", retry - 1);
       expect(await stub.report({ type: "started", seq: 0 }, retry - 1)).toEqual({ ok: true, cancel: false });
       await silence();
       expect(await runDurableObjectAlarm(stub)).toBe(true);
@@ -83,7 +73,7 @@ describe("TaskObject", () => {
       expect(await stub.getState()).toMatchObject({ status: "pending", retries: retry, dispatch: "queued", dispatch_target: null });
     }
     await stub.claimDispatch();
-    await stub.markDispatched("http://127.0.0.1:9");
+    await stub.markDispatched("http://127.0.0.1:9", MAX_RETRIES);
     await stub.report({ type: "started", seq: 0 }, MAX_RETRIES);
     await silence();
     await runDurableObjectAlarm(stub);
@@ -91,7 +81,7 @@ describe("TaskObject", () => {
   });
 
   it("tells a run that was given up to stop, and ignores its reports", async () => {
-    const { stub, taskId } = await newTask();
+    const { stub, taskId } = await newTaskObject();
     await stub.report({ type: "started", seq: 0 }, 0);
     await stub.report({ type: "failed", seq: 1, error: "The transcoder shut down.", error_code: "TRANSCODER_LOST" }, 0);
     expect(await stub.getState()).toMatchObject({ status: "pending", retries: 1 });
@@ -100,7 +90,7 @@ describe("TaskObject", () => {
   });
 
   it("queues its job again when the message was lost", async () => {
-    const { stub, taskId } = await newTask();
+    const { stub, taskId } = await newTaskObject();
     await runInDurableObject(stub, async (_instance, state) => {
       const live = (await state.storage.get<LiveState>("state"))!;
       await state.storage.put("state", { ...live, resend_at: new Date(Date.now() - 1000).toISOString() });
@@ -113,10 +103,10 @@ describe("TaskObject", () => {
   });
 
   it("gives up a run at once when its transcoder is gone", async () => {
-    const { stub, taskId } = await newTask();
+    const { stub, taskId } = await newTaskObject();
     await stub.claimDispatch();
     // Nothing listens on port 9: the probe finds the transcoder gone.
-    await stub.markDispatched("http://127.0.0.1:9");
+    await stub.markDispatched("http://127.0.0.1:9", 0);
     await stub.report({ type: "started", seq: 0 });
     await runInDurableObject(stub, async (_instance, state) => {
       const live = (await state.storage.get<LiveState>("state"))!;
@@ -127,8 +117,8 @@ describe("TaskObject", () => {
   });
 
   it("holds progress reports in memory between writes, where polls see them, and writes them with the next change or on its alarm", async () => {
-    const stored = (stub: Awaited<ReturnType<typeof newTask>>["stub"]) => runInDurableObject(stub, (_object, state) => state.storage.get<LiveState>("state"));
-    const { stub, taskId } = await newTask();
+    const stored = (stub: Awaited<ReturnType<typeof newTaskObject>>["stub"]) => runInDurableObject(stub, (_object, state) => state.storage.get<LiveState>("state"));
+    const { stub, taskId } = await newTaskObject();
     await stub.report({ type: "started", seq: 0 });
     await stub.report({ type: "progress", seq: 1, progress: 10 });
     await stub.report({ type: "progress", seq: 2, progress: 20 });
@@ -144,7 +134,7 @@ describe("TaskObject", () => {
   });
 
   it("keeps a healthy running task alive through its alarm", async () => {
-    const { stub, taskId } = await newTask();
+    const { stub, taskId } = await newTaskObject();
     await stub.report({ type: "started", seq: 0 });
     await runDurableObjectAlarm(stub);
     expect((await findTaskById(env.DB, taskId))!.status).toBe("running");

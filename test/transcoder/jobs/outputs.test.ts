@@ -10,7 +10,7 @@ let dir: string;
 beforeEach(async () => void (dir = await mkdtemp(path.join(os.tmpdir(), "ffedge-out-"))));
 afterEach(async () => rm(dir, { recursive: true, force: true }));
 
-const limits = { maxFiles: 10, maxBytes: 1000 };
+const limits = { maxFiles: 10, maxBytes: 1000, maxFileBytes: 1000 };
 
 describe("collectOutputs", () => {
   it("collects only regular files directly in out/, sorted, never symlinks or directories", async () => {
@@ -23,11 +23,12 @@ describe("collectOutputs", () => {
     expect(files.map(({ filename, size }) => ({ filename, size }))).toEqual([{ filename: "a.mp4", size: 2 }, { filename: "b.mp4", size: 4 }]);
   });
 
-  it("throws OUTPUT_LIMIT_EXCEEDED past the file count or the byte total", async () => {
+  it("throws OUTPUT_LIMIT_EXCEEDED past the file count, the byte total or the size of one file", async () => {
     for (let i = 0; i < 3; i++) await writeFile(path.join(dir, `s${i}.ts`), "x".repeat(400));
-    await expect(collectOutputs(dir, { maxFiles: 2, maxBytes: 10_000 })).rejects.toMatchObject({ code: "OUTPUT_LIMIT_EXCEEDED" });
-    await expect(collectOutputs(dir, { maxFiles: 10, maxBytes: 1000 })).rejects.toMatchObject({ code: "OUTPUT_LIMIT_EXCEEDED" });
-    await expect(collectOutputs(dir, { maxFiles: 3, maxBytes: 1200 })).resolves.toHaveLength(3);
+    await expect(collectOutputs(dir, { maxFiles: 2, maxBytes: 10_000, maxFileBytes: 10_000 })).rejects.toMatchObject({ code: "OUTPUT_LIMIT_EXCEEDED" });
+    await expect(collectOutputs(dir, { maxFiles: 10, maxBytes: 1000, maxFileBytes: 1000 })).rejects.toMatchObject({ code: "OUTPUT_LIMIT_EXCEEDED" });
+    await expect(collectOutputs(dir, { maxFiles: 10, maxBytes: 10_000, maxFileBytes: 399 })).rejects.toMatchObject({ code: "OUTPUT_LIMIT_EXCEEDED", message: expect.stringContaining("for one file") });
+    await expect(collectOutputs(dir, { maxFiles: 3, maxBytes: 1200, maxFileBytes: 400 })).resolves.toHaveLength(3);
   });
 });
 

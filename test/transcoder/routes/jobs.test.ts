@@ -40,11 +40,11 @@ describe("POST /jobs", () => {
     expectProblem(text, 415, "UNSUPPORTED_MEDIA_TYPE");
   });
 
-  it("accepts a task once: a redelivery answers 409 while it runs and after it finished, and ffmpeg runs once", async () => {
+  it("accepts a run once: a redelivery is the same acceptance while it runs and answers 409 after it finished, and ffmpeg runs once", async () => {
     const job = jobFor(world.edge, `ffmpeg -i ${world.media.url("/clip.mp4")} -t 1 out.mp4`);
     const hitsBefore = world.media.hits.filter((hit) => hit === "/clip.mp4").length;
     expect((await postJob(transcoder.app, job)).statusCode).toBe(202);
-    expectProblem(await postJob(transcoder.app, job), 409, "TASK_NOT_RUNNABLE");
+    expect((await postJob(transcoder.app, job)).statusCode).toBe(202);
     await world.edge.waitForTerminal(job.task_id);
     await waitUntil(() => transcoder.app.jobs.running === 0);
     expectProblem(await postJob(transcoder.app, job), 409, "TASK_NOT_RUNNABLE");
@@ -66,13 +66,38 @@ describe("POST /jobs", () => {
   });
 });
 
+describe("POST /jobs while WORK_ROOT is short of space", () => {
+  it("refuses a new job with 503 TRANSCODER_BUSY and Retry-After, saying why, before downloading anything; takes it once space is back", async () => {
+    const transcoder = await startTranscoder();
+    try {
+      const job = jobFor(world.edge, `ffmpeg -i ${world.media.url("/clip.mp4")} -t 1 out.mp4`);
+      const hitsBefore = world.media.hits.length;
+      const enough = transcoder.config.minFreeWorkBytes;
+      transcoder.config.minFreeWorkBytes = Number.MAX_SAFE_INTEGER;
+      const refused = await postJob(transcoder.app, job);
+      expectProblem(refused, 503, "TRANSCODER_BUSY");
+      expect(refused.json().detail).toMatch(/work space.*below MIN_FREE_WORK_BYTES/);
+      expect(Number(refused.headers["retry-after"])).toBeGreaterThan(0);
+      expect(world.media.hits.length).toBe(hitsBefore);
+      expect(world.edge.events(job.task_id)).toEqual([]);
+      expect(await transcoder.leftovers()).toEqual([]);
+
+      transcoder.config.minFreeWorkBytes = enough;
+      expect((await postJob(transcoder.app, job)).statusCode).toBe(202);
+      expect(await world.edge.waitForTerminal(job.task_id)).toMatchObject({ type: "completed" });
+    } finally {
+      await transcoder.close();
+    }
+  });
+});
+
 describe("GET /jobs/:task_id", () => {
   it("answers 200 while the job runs here and 404 once it is gone, so the edge can tell a lost run", async () => {
     const job = jobFor(world.edge, slowCommand(world.media.url("/long.mp4")));
     await postJob(world.transcoder.app, job);
     const running = await world.transcoder.app.inject({ method: "GET", url: `/jobs/${job.task_id}`, headers: { authorization: `Bearer ${SECRET}` } });
     expect(running.statusCode).toBe(200);
-    expect(running.json()).toEqual({ running: true });
+    expect(running.json()).toEqual({ running: true, run: 0, stage: "running" });
     await world.transcoder.app.inject({ method: "DELETE", url: `/jobs/${job.task_id}`, headers: { authorization: `Bearer ${SECRET}` } });
     await world.edge.waitForTerminal(job.task_id, 5_000);
     await waitUntil(() => world.transcoder.app.jobs.get(job.task_id) === undefined);
@@ -125,7 +150,7 @@ describe("unknown routes", () => {
 });
 
 describe("shutting down", () => {
-  it("refuses new jobs with 503, stops running ones after the grace period and reports them failed", async () => {
+  it("refuses new jobs with 503, stops running ones after the grace period and hands them back to the edge", async () => {
     const transcoder = await startTranscoder();
     try {
       const job = jobFor(world.edge, slowCommand(world.media.url("/long.mp4")));
@@ -141,9 +166,88 @@ describe("shutting down", () => {
       expect(health.json()).toMatchObject({ status: "draining", running: 1 });
       await stopped;
       expect(groupAlive(pid!)).toBe(false);
-      expect(world.edge.events(job.task_id).at(-1)).toMatchObject({ type: "failed", error_code: "INTERNAL", error: expect.stringContaining("shut down") });
+      expect(world.edge.events(job.task_id).at(-1)).toMatchObject({ type: "handed_back", reason: expect.stringContaining("shut down") });
+      expect(world.edge.events(job.task_id).some((event) => event.type === "failed")).toBe(false);
       expect(await transcoder.leftovers()).toEqual([]);
     } finally {
+      await transcoder.close();
+    }
+  });
+});
+
+describe("runs of a task", () => {
+  const auth = { authorization: `Bearer ${SECRET}` };
+  const ask = (method: "GET" | "DELETE", taskId: string, run: number, headers: Record<string, string> = {}) =>
+    world.transcoder.app.inject({ method, url: `/jobs/${taskId}?run=${run}`, headers: { ...auth, ...headers } });
+
+  it("takes the next run of a task that ran here (a retry after a pause) and runs it", async () => {
+    const job = jobFor(world.edge, `ffmpeg -i ${world.media.url("/clip.mp4")} -t 1 out.mp4`, { run: 0 });
+    expect((await postJob(world.transcoder.app, job)).statusCode).toBe(202);
+    await world.edge.waitForTerminal(job.task_id);
+    await waitUntil(() => world.transcoder.app.jobs.get(job.task_id) === undefined);
+    expectProblem(await postJob(world.transcoder.app, job), 409, "TASK_NOT_RUNNABLE");
+    expect((await postJob(world.transcoder.app, { ...job, run: 1 })).statusCode).toBe(202);
+    await waitUntil(() => world.edge.events(job.task_id).filter((event) => event.type === "completed").length === 2, 20_000);
+  });
+
+  it("replaces a running run with a newer one, stopping the old ffmpeg, and refuses the older run again with 409", async () => {
+    const job = jobFor(world.edge, slowCommand(world.media.url("/long.mp4")), { run: 0 });
+    await postJob(world.transcoder.app, job);
+    let pid: number | undefined;
+    await waitUntil(() => (pid = world.transcoder.app.jobs.get(job.task_id)?.ffmpegPid) !== undefined);
+    expect((await postJob(world.transcoder.app, { ...job, run: 1 })).statusCode).toBe(202);
+    await waitUntil(() => !groupAlive(pid!), 5_000);
+    expectProblem(await postJob(world.transcoder.app, job), 409, "TASK_NOT_RUNNABLE");
+    expectProblem(await ask("GET", job.task_id, 0), 404, "NOT_FOUND");
+    expect((await ask("GET", job.task_id, 1)).json()).toMatchObject({ run: 1, stage: "running" });
+    expectProblem(await ask("DELETE", job.task_id, 0), 404, "NOT_FOUND");
+    expect(world.transcoder.app.jobs.get(job.task_id)?.runNumber).toBe(1);
+    expect((await ask("DELETE", job.task_id, 1)).statusCode).toBe(202);
+    await waitUntil(() => world.transcoder.app.jobs.get(job.task_id) === undefined);
+  });
+
+  it("cancels on a DELETE that declares JSON but has no body, as the edge's fetch may send it", async () => {
+    const emptyBodies: Record<string, string>[] = [{ "content-type": "application/json" }, { "content-type": "application/json", "content-length": "0" }];
+    for (const headers of emptyBodies) {
+      const job = jobFor(world.edge, slowCommand(world.media.url("/long.mp4")));
+      await postJob(world.transcoder.app, job);
+      const response = await ask("DELETE", job.task_id, 0, headers);
+      expect(response.statusCode, response.body).toBe(202);
+      expect(await world.edge.waitForTerminal(job.task_id, 5_000)).toMatchObject({ type: "failed", error_code: "CANCELED" });
+    }
+  });
+
+  it("answers 400 VALIDATION_FAILED for a run that is not a number", async () => {
+    expectProblem(await world.transcoder.app.inject({ method: "GET", url: "/jobs/nope?run=x", headers: auth }), 400, "VALIDATION_FAILED");
+  });
+});
+
+describe("an edge outage as a job ends", () => {
+  it("keeps retrying a finished job's uploads and terminal report through it, answering GET with stage reporting until the edge takes the end", async () => {
+    const transcoder = await startTranscoder({}, { terminalGiveUpMs: 60_000 });
+    const job = jobFor(world.edge, `ffmpeg -i ${world.media.url("/clip.mp4")} -t 1 out.mp4`, { run: 0 });
+    const stage = async () => {
+      const response = await transcoder.app.inject({ method: "GET", url: `/jobs/${job.task_id}?run=0`, headers: { authorization: `Bearer ${SECRET}` } });
+      return response.statusCode === 200 ? (response.json() as { stage: string }).stage : response.statusCode;
+    };
+    try {
+      world.edge.uploadStatus = 503;
+      world.edge.failNextEvents(1_000_000);
+      await postJob(transcoder.app, job);
+      // Far longer than the three quick tries that used to give the outputs up.
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      expect(await stage()).toBe("running");
+      world.edge.uploadStatus = undefined;
+      await waitUntil(() => world.edge.uploads.has(`${job.task_id}/out.mp4`), 10_000);
+      await waitUntil(async () => (await stage()) === "reporting", 5_000);
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      expect(await stage()).toBe("reporting");
+      world.edge.failNextEvents(0);
+      expect(await world.edge.waitForTerminal(job.task_id, 10_000)).toMatchObject({ type: "completed" });
+      await waitUntil(async () => (await stage()) === 404, 5_000);
+    } finally {
+      world.edge.uploadStatus = undefined;
+      world.edge.failNextEvents(0);
       await transcoder.close();
     }
   });
