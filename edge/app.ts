@@ -7,6 +7,7 @@ import { requireValidConfig } from "./lib/config";
 import { limitJsonBodies } from "./lib/json-body-limit";
 import { createApp, mountAll } from "./lib/openapi";
 import { onError, problemResponse } from "./lib/problem";
+import { requireRouteHost } from "./lib/route-hosts";
 import { cdn } from "./routes/cdn";
 import { files } from "./routes/files";
 import { internal } from "./routes/internal";
@@ -20,7 +21,7 @@ import { webhooks } from "./routes/webhooks";
 /** The whole HTTP surface of the Worker, built from one sub-app per resource. */
 export function buildApp() {
   const app = createApp();
-  app.use("*", discardUnreadBody, limitJsonBodies, requireValidConfig);
+  app.use("*", discardUnreadBody, limitJsonBodies, requireValidConfig, requireRouteHost);
   mountAll(app, [me, tasks, taskActions, webhooks, uploads, signedUploads, tus, files, cdn, internal]);
   // Before the console pages: /console/api/* is JSON, never a page.
   app.route("/", consoleApi((request, env, ctx) => app.fetch(request, env, ctx)));

@@ -1,29 +1,33 @@
 import { sweepAccountRecords } from "./accounts/sweep";
 import { buildApp } from "./app";
+import { keepContainerPool } from "./dispatch/container";
 import { dispatchJobs } from "./dispatch/queue-consumer";
 import { serveEdgeCalls } from "./dispatch/transcoder-container";
 import { sweepOpenMultipartUploads } from "./files/open-multiparts";
 import { sweepAbandonedUploads, sweepExpiredFiles } from "./files/sweep";
 import { sweepIdempotencyKeys } from "./lib/idempotency";
+import { cdn } from "./routes/cdn";
 import { internal } from "./routes/internal";
 import { reconcileUnfinishedTasks } from "./tasks/reconcile";
 import { sweepUndeliveredWebhooks } from "./webhooks/handover";
 
 export { ContainerProxy } from "@cloudflare/containers";
 export { DispatchLineObject } from "./dispatch/line-object";
+export { ContainerPoolObject } from "./dispatch/container-pool";
 export { TranscoderContainer } from "./dispatch/transcoder-container";
 export { TaskObject } from "./tasks/task-object";
 export { WebhookReceiverObject } from "./webhooks/receiver-object";
 
 const app = buildApp();
 // The containers' calls to the edge are answered by the same internal routes as a TRANSCODER_URL server's.
-serveEdgeCalls(internal);
+serveEdgeCalls(internal, cdn);
 
 export default {
   fetch: app.fetch,
   // One queue, ffedge-jobs (shared/schemas/queue.ts).
   queue: dispatchJobs,
   async scheduled(_controller, env, ctx) {
+    ctx.waitUntil(keepContainerPool(env));
     ctx.waitUntil(sweepExpiredFiles(env).then((count) => console.log(JSON.stringify({ msg: "sweep", deleted: count }))));
     ctx.waitUntil(reconcileUnfinishedTasks(env).then((count) => console.log(JSON.stringify({ msg: "reconciled unfinished tasks", checked: count }))));
     ctx.waitUntil(sweepAccountRecords(env).then((counts) => console.log(JSON.stringify({ msg: "sweep accounts", ...counts }))));

@@ -21,6 +21,14 @@ interface FfedgeSecrets {
   URL_UPLOAD_IDLE_TIMEOUT_SECONDS?: string;
   /** Production: the id of the D1 database bound as DB, which the Worker cannot read from its binding (checked by edge/lib/config.ts). */
   D1_DATABASE_ID?: string;
+  /**
+   * Production only, and only after reading docs/security.md: isolation layers (out of
+   * network_namespace, unprivileged_uid, job_root) a container may start without, passed to the
+   * transcoder as SANDBOX_ALLOW_MISSING. Unset, a container lacking any of them refuses to start.
+   */
+  CONTAINER_SANDBOX_ALLOW_MISSING?: string;
+  /** The log level of the transcoders in Containers (LOG_LEVEL there); `npm run bench -- tasks --containers` sets "debug". */
+  TRANSCODER_LOG_LEVEL?: string;
   /** The S3 API endpoint, when not `https://<R2_ACCOUNT_ID>.r2.cloudflarestorage.com` (a jurisdiction endpoint; a local S3 server in tests). */
   R2_S3_ENDPOINT?: string;
 }

@@ -1,5 +1,6 @@
 /**
- * `npm start`: the whole local stack from a fresh checkout.
+ * `npm start`: the whole local stack from a fresh checkout. `npm run start:containers`
+ * (`--containers`): the same stack in the production topology, see `startContainers`.
  *
  * 1. `.dev.vars` gets random SIGNING_SECRET / TRANSCODER_SECRET if it lacks them (existing
  *    values are kept).
@@ -21,9 +22,10 @@ import { existsSync } from "node:fs";
 import { createServer } from "node:net";
 import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { hashApiKey, isWellFormedApiKey } from "../shared/api-keys";
 import { ROOT, applyLocalMigrations, createKey, execute } from "./keys";
+import { type ContainerEdgeOptions, RunContainers, imageExists, imageOf, newBuildId, prepareDocker, startContainerEdge, untagRunImage } from "./lib/containers";
 import { Supervisor } from "./lib/supervisor";
 
 const DEFAULT_EDGE_PORT = 8787;
@@ -34,6 +36,8 @@ const EDGE_URL = `http://localhost:${EDGE_PORT}`;
 const DEV_USER = "dev";
 const SECRETS = ["SIGNING_SECRET", "TRANSCODER_SECRET"] as const;
 const READY_TIMEOUT_MS = 120_000;
+/** Building the transcoder image from nothing takes minutes on a slow machine. */
+const CONTAINERS_READY_TIMEOUT_MS = 900_000;
 const HEALTH_TIMEOUT_MS = 5_000;
 /** A service is restarted after 20 s without an answer: long enough for a busy machine. */
 const SUPERVISION = { checkEveryMs: 5_000, maxFailedChecks: 4 };
@@ -152,8 +156,8 @@ async function checkPortsFree(ports: Record<string, number>): Promise<void> {
 }
 
 /** Polls `GET /v1/me` with the key until the edge answers 200 or `stopped` is set. */
-async function waitForEdge(key: string, isStopped: () => boolean): Promise<boolean> {
-  const deadline = Date.now() + READY_TIMEOUT_MS;
+async function waitForEdge(key: string, isStopped: () => boolean, timeoutMs = READY_TIMEOUT_MS): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline && !isStopped()) {
     try {
       const response = await fetch(`http://127.0.0.1:${EDGE_PORT}/v1/me`, { headers: { authorization: `Bearer ${key}` } });
@@ -204,7 +208,7 @@ async function watchOutbox(isStopped: () => boolean): Promise<void> {
   }
 }
 
-function banner(key: string): string {
+function banner(key: string, transcoder = `http://127.0.0.1:${TRANSCODER_PORT}`): string {
   const auth = `-H "Authorization: Bearer ${key}"`;
   const json = `-H "Content-Type: application/json"`;
   return [
@@ -213,7 +217,7 @@ function banner(key: string): string {
     `  API key (user '${DEV_USER}'): ${key}`,
     `  Console:    ${EDGE_URL}/console  (sign up there; the verification mail is printed below)`,
     `  Edge:       ${EDGE_URL}  (OpenAPI: ${EDGE_URL}/openapi.json)`,
-    `  Transcoder: http://127.0.0.1:${TRANSCODER_PORT}`,
+    `  Transcoder: ${transcoder}`,
     "",
     "Try it (a test clip: ffmpeg -f lavfi -i testsrc=duration=5 -f lavfi -i sine=duration=5 -c:v libx264 -c:a aac -shortest clip.mp4):",
     `  curl ${auth} -F file=@clip.mp4 ${EDGE_URL}/api/upload/file`,
@@ -291,8 +295,119 @@ export async function main(): Promise<void> {
   }
 }
 
+/** Warm, never-used containers the dispatcher keeps ready, so that a task does not wait for a cold start. */
+const WARM_CONTAINERS = "2";
+
+/**
+ * `npm run start:containers`: the stack in the production topology. No transcoder process: the
+ * Worker runs with Containers on, `TRANSCODER_URL` empty, so the dispatcher starts one
+ * TranscoderContainer per task, which reaches the edge (reports, outputs) and its inputs only
+ * through the Worker's outbound handlers: the edge needs no address a container could reach,
+ * and listens on 127.0.0.1 as `npm start` does.
+ * https://developers.cloudflare.com/containers/platform-details/outbound-traffic/
+ *
+ * Docker is prepared first (scripts/lib/containers.ts). The image is built by wrangler under a
+ * build id of this run, which names its containers; on stop, once the edge is disposed of, every
+ * container of this run still there (wrangler leaves the `…-proxy` sidecars) is removed, and no
+ * other run's.
+ */
+export async function startContainers(): Promise<void> {
+  const startedAt = performance.now();
+  await checkPortsFree({ edge: EDGE_PORT });
+  await prepareDocker(ROOT, (line) => process.stderr.write(`${line}\n`));
+  // wrangler reads .dev.vars itself (secrets never go on a command line or into its binding table).
+  await ensureDevVars(join(ROOT, ".dev.vars"));
+  // FFEDGE_PERSIST_TO: separate local state (tests that run beside a developer's `npm start`).
+  const persistTo = process.env.FFEDGE_PERSIST_TO ? resolve(process.env.FFEDGE_PERSIST_TO) : undefined;
+  await applyLocalMigrations(persistTo);
+  const key = await ensureDevKey(join(persistTo ?? join(ROOT, ".wrangler"), "dev-api-key"), persistTo);
+
+  const buildId = newBuildId();
+  const containers = new RunContainers(buildId).start();
+  const vars: Record<string, string> = {
+    PUBLIC_URL: EDGE_URL,
+    CN_PUBLIC_URL: `http://127.0.0.1:${EDGE_PORT}`,
+    EDGE_URL: `http://127.0.0.1:${EDGE_PORT}`,
+    TRANSCODER_URL: "",
+    DEV_FETCH_ALLOW_HOSTS: "127.0.0.1,localhost",
+    WARM_CONTAINERS,
+    // A small limit, to see tasks wait for a free container (CONTAINER_MAX_INSTANCES=2 npm run start:containers).
+    ...(process.env.CONTAINER_MAX_INSTANCES ? { CONTAINER_MAX_INSTANCES: process.env.CONTAINER_MAX_INSTANCES } : {}),
+  };
+  const edgeOptions: ContainerEdgeOptions = { root: ROOT, host: "127.0.0.1", port: EDGE_PORT, persist: persistTo ?? join(ROOT, ".wrangler", "state"), vars, buildId };
+  const edge = new Supervisor({
+    label: "edge",
+    command: process.execPath,
+    args: ["--import", "tsx", fileURLToPath(import.meta.url), "--container-edge"],
+    env: { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false", FFEDGE_CONTAINER_EDGE: JSON.stringify(edgeOptions) },
+    cwd: ROOT,
+    healthy: () => answers(`http://127.0.0.1:${EDGE_PORT}/openapi.json`),
+  }, SUPERVISION);
+  edge.start();
+
+  let stopping = false;
+  const stopAll = async (exitCode: number) => {
+    if (stopping) return;
+    stopping = true;
+    await edge.stop();
+    const removed = await containers.remove().catch((error: unknown) => {
+      process.stderr.write(`[start] could not list this run's containers: ${error instanceof Error ? error.message : String(error)}\n`);
+      return 0;
+    });
+    if (removed > 0) process.stderr.write(`[start] removed ${removed} container(s) of this run (image ${imageOf(buildId)}).\n`);
+    await untagRunImage(buildId);
+    process.exit(exitCode);
+  };
+  for (const signal of STOP_SIGNALS) process.on(signal, () => void stopAll(0));
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) void stopAll(0);
+  }, PARENT_CHECK_MS).unref();
+
+  // The first start builds the image (a minute or more); later ones take it from Docker's cache.
+  // The Worker may answer before wrangler has tagged the image: ready means both.
+  const ready = async () => {
+    if (!(await waitForEdge(key, () => stopping, CONTAINERS_READY_TIMEOUT_MS))) return false;
+    const deadline = startedAt + CONTAINERS_READY_TIMEOUT_MS;
+    while (!stopping && !(await imageExists(imageOf(buildId)))) {
+      if (performance.now() > deadline) return false;
+      await new Promise((resolvePromise) => setTimeout(resolvePromise, 500));
+    }
+    return !stopping;
+  };
+  if (await ready()) {
+    process.stdout.write(banner(key, `one TranscoderContainer per task (image ${imageOf(buildId)}, ${WARM_CONTAINERS} kept warm)`));
+    process.stdout.write(`[start] ready in ${((performance.now() - startedAt) / 1000).toFixed(1)} s.\n`);
+    void watchOutbox(() => stopping);
+  }
+  else if (!stopping) {
+    process.stderr.write(`[start] the edge did not answer on port ${EDGE_PORT} with its image ${imageOf(buildId)} built within ${CONTAINERS_READY_TIMEOUT_MS / 1000} s.\n`);
+    await stopAll(1);
+  }
+}
+
+/**
+ * `--container-edge`: the edge of `start:containers` as a process of its own, so that it is
+ * supervised like `npm start`'s `wrangler dev` (its options in FFEDGE_CONTAINER_EDGE, JSON).
+ * SIGTERM or SIGINT disposes of it, which stops the containers workerd started.
+ */
+async function runContainerEdge(): Promise<void> {
+  const options = JSON.parse(process.env.FFEDGE_CONTAINER_EDGE ?? "null") as ContainerEdgeOptions | null;
+  if (!options) throw new Error("FFEDGE_CONTAINER_EDGE is not set: run `npm run start:containers`.");
+  const edge = startContainerEdge(options);
+  let disposing: Promise<void> | undefined;
+  for (const signal of STOP_SIGNALS) {
+    // Still building the image: nothing to dispose of yet, the build dies with the process group.
+    process.on(signal, () => {
+      disposing ??= edge.then((worker) => worker.dispose()).catch(() => undefined).finally(() => process.exit(0));
+    });
+  }
+  await edge;
+}
+
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
-  main().catch((error: unknown) => {
+  const mode = process.argv.includes("--container-edge") ? runContainerEdge : process.argv.includes("--containers") ? startContainers : main;
+  mode().catch((error: unknown) => {
     process.stderr.write(`start: ${error instanceof Error ? error.message : String(error)}\n`);
     process.exit(1);
   });

@@ -12,6 +12,8 @@ export const ERROR_STATUS = {
   INVALID_JSON: 400,
   UNSUPPORTED_MEDIA_TYPE: 415,
   PAYLOAD_TOO_LARGE: 413,
+  /** A body over the platform's request limit, for a file that another upload path takes (problem.alternatives). */
+  REQUEST_TOO_LARGE: 413,
   BASE64_TOO_LARGE: 413,
   MISSING_FILE_PART: 400,
   INVALID_MULTIPART: 400,
@@ -68,6 +70,7 @@ export const ERROR_STATUS = {
   UPLOAD_SOURCE_STALLED: 504,
   STORAGE_FULL: 507,
   STORAGE_UNAVAILABLE: 503,
+  MAIL_NOT_SENT: 503,
   INTERNAL: 500,
 } as const;
 
@@ -98,6 +101,7 @@ const TITLES: Partial<Record<ErrorCode, string>> = {
   NOT_FOUND: "Not found",
   METHOD_NOT_ALLOWED: "Method not allowed",
   PAYLOAD_TOO_LARGE: "Payload too large",
+  REQUEST_TOO_LARGE: "Request body too large",
   INTERNAL: "Internal error",
 };
 

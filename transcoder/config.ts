@@ -2,6 +2,8 @@ import { accessSync, constants } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { z } from "zod";
+import { CONTAINER_EDGE_HOST } from "../shared/egress";
+import { ISOLATION_LAYERS, type IsolationLayer } from "./sandbox/requirements";
 
 const GiB = 1024 ** 3;
 
@@ -56,10 +58,27 @@ const EnvSchema = z
      * (an edge outage of up to this long loses no finished work).
      */
     EDGE_RETRY_SECONDS: seconds(600),
-    /** How long SIGTERM waits for running jobs before killing them. */
-    SHUTDOWN_GRACE_SECONDS: z.coerce.number().int().nonnegative().default(120),
+    /**
+     * How long SIGTERM lets running jobs finish (and report) before the rest are handed back.
+     * A Container gets SIGKILL 15 minutes after SIGTERM, so the edge passes at most 870 s there
+     * (https://developers.cloudflare.com/containers/platform-details/rollouts/). The cap keeps
+     * the wait inside what one Node.js timer can hold (a longer one would fire at once).
+     */
+    SHUTDOWN_GRACE_SECONDS: z.coerce.number().int().nonnegative().max(86_400).default(120),
     DEV_FETCH_ALLOW_HOSTS: z.string().default(""),
     SANDBOX: z.enum(["auto", "off"]).default("auto"),
+    /**
+     * Under EGRESS=container the transcoder refuses to start without each isolation layer that
+     * keeps ffmpeg from the server's secrets, other jobs' files and the network
+     * (sandbox/requirements.ts). This names, comma-separated, exactly the layers the operator
+     * accepts to run without, e.g. `network_namespace,job_root` where the runtime's seccomp
+     * forbids `unshare` (Docker's default profile, `wrangler dev`).
+     */
+    SANDBOX_ALLOW_MISSING: z
+      .string()
+      .default("")
+      .transform((list) => list.split(",").map((name) => name.trim()).filter(Boolean))
+      .pipe(z.array(z.enum(ISOLATION_LAYERS, { error: (issue) => `SANDBOX_ALLOW_MISSING names '${String(issue.input)}', which is not an isolation layer (${ISOLATION_LAYERS.join(", ")}).` }))),
     /**
      * `container`: the transcoder runs in a Cloudflare Container, where the Worker's outbound
      * handler checks the destination of every request (DNS answers inside are placeholders).
@@ -76,6 +95,10 @@ const EnvSchema = z
       if (!ca || !readable(ca)) {
         context.addIssue({ code: "custom", path: ["EGRESS"], message: "EGRESS=container needs NODE_EXTRA_CA_CERTS naming the readable CA certificate of the container platform's HTTPS interception." });
       }
+    }
+    // Elsewhere the sandbox is best effort (reported on /health), so an allowance would be a no-op that reads like a setting.
+    if (env.EGRESS !== "container" && env.SANDBOX_ALLOW_MISSING.length > 0) {
+      context.addIssue({ code: "custom", path: ["SANDBOX_ALLOW_MISSING"], message: "SANDBOX_ALLOW_MISSING applies only with EGRESS=container, where missing isolation layers stop the start." });
     }
     if (env.NODE_ENV === "production" && env.TRANSCODER_SECRET.length < 16) {
       context.addIssue({ code: "custom", path: ["TRANSCODER_SECRET"], message: "TRANSCODER_SECRET must be at least 16 characters in production." });
@@ -129,6 +152,8 @@ export interface TranscoderConfig {
   /** Hosts the input fetcher may reach although they are private. Always empty in production. */
   devFetchAllowHosts: string[];
   sandbox: "auto" | "off";
+  /** Required isolation layers the operator lets the transcoder start without (EGRESS=container only). */
+  sandboxAllowMissing: IsolationLayer[];
   /** Who checks where input downloads go: this process (`direct`) or the container platform's Worker (`container`). */
   egress: "direct" | "container";
   timings: Timings;
@@ -197,10 +222,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TranscoderConf
     downloadTimeoutSeconds: parsed.DOWNLOAD_TIMEOUT_SECONDS,
     stallSeconds: parsed.STALL_SECONDS,
     shutdownGraceSeconds: parsed.SHUTDOWN_GRACE_SECONDS,
-    devFetchAllowHosts: production
-      ? []
-      : parsed.DEV_FETCH_ALLOW_HOSTS.split(",").map((host) => host.trim().toLowerCase()).filter(Boolean),
+    devFetchAllowHosts: [
+      ...(production ? [] : parsed.DEV_FETCH_ALLOW_HOSTS.split(",").map((host) => host.trim().toLowerCase()).filter(Boolean)),
+      // In a Container the edge hands over the service's own files under its virtual host, which
+      // only the Worker's outbound handler answers (it is never a network host): see containerInputs.
+      ...(parsed.EGRESS === "container" ? [CONTAINER_EDGE_HOST] : []),
+    ],
     sandbox: parsed.SANDBOX,
+    sandboxAllowMissing: parsed.SANDBOX_ALLOW_MISSING,
     egress: parsed.EGRESS,
     timings: { ...DEFAULT_TIMINGS, terminalGiveUpMs: parsed.EDGE_RETRY_SECONDS * 1000 },
   };

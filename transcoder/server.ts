@@ -4,9 +4,15 @@ import { ConfigError, type TranscoderConfig, loadConfig } from "./config";
 
 /**
  * Entry point: `node --import tsx transcoder/server.ts`. Validates the configuration (a bad one
- * stops the process with the list of problems), listens, and on SIGTERM/SIGINT stops taking
- * jobs, lets running ones finish for SHUTDOWN_GRACE_SECONDS, hands the rest back to the edge
- * (to run again elsewhere) and closes.
+ * stops the process with the list of problems), detects the sandbox (in a Container, a missing
+ * required layer stops it too: sandbox/requirements.ts), listens, and on SIGTERM/SIGINT stops
+ * taking jobs (POST /jobs answers 503, so the edge dispatches elsewhere), lets running ones
+ * finish and report for SHUTDOWN_GRACE_SECONDS, hands the rest back to the edge (to run again
+ * elsewhere) and exits as soon as the last one has reported. A Container rollout sends SIGTERM
+ * and SIGKILL 15 minutes later, so the edge sets the grace below that
+ * (https://developers.cloudflare.com/containers/platform-details/rollouts/); nothing else here
+ * cuts a job during the drain: the listener stays open for the edge's status checks and
+ * cancels, and closes only after the last report.
  */
 function configOrExit(): TranscoderConfig {
   try {
@@ -41,8 +47,9 @@ let stopping = false;
 async function stop(signal: NodeJS.Signals): Promise<void> {
   if (stopping) return;
   stopping = true;
-  app.log.info({ signal, running: app.jobs.running }, "shutting down");
+  app.log.info({ signal, running: app.jobs.running, grace_seconds: config.shutdownGraceSeconds }, "shutting down");
   await app.jobs.shutdown(config.shutdownGraceSeconds * 1000);
+  app.log.info("every job has ended and reported; exiting");
   await app.close();
   process.exit(0);
 }

@@ -5,8 +5,12 @@ export interface Dispatcher {
   dispatch(job: TranscodeJob): Promise<DispatchOutcome>;
   /** Stops the task's run `run` at `target` (a run given up for a newer one), or whichever run is there (a canceled task). */
   cancel(taskId: string, target: string, run?: number): Promise<void>;
-  /** The task has ended: whatever ran it may go (a container is stopped; a shared server stays). */
-  release(taskId: string, target: string): Promise<void>;
+  /**
+   * The task has ended: whatever ran it may go (its container is removed; a shared server
+   * stays). Also called for a task with no target yet: it may have ended while its dispatch was
+   * on its way, and a container may already be starting for it.
+   */
+  release(taskId: string, target: string | null): Promise<void>;
   /**
    * False only when run `run` of the task is certainly gone from `target` (the server is down,
    * or answers that it does not have that run), so the task can be started again at once

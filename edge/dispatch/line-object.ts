@@ -33,8 +33,8 @@ const BUSY_PROBE_MS = 5_000;
  * The one waiting line of dispatch, one per user. A task starts only with one of the user's
  * running slots (MAX_RUNNING_TASKS_PER_USER); excess tasks stay `pending` and get a slot in
  * submission order as slots free up, and are never dropped. A task that had a slot but found
- * every transcoder busy (only the URL backend has shared capacity; a Container per task is
- * never busy) gives it back and waits in the same line at its submission place. Each task's
+ * every transcoder busy (the URL backend's servers, or every container instance the deployment
+ * may run) gives it back and waits in the same line at its submission place. Each task's
  * end frees its slot and wakes the line at once; a line with busy tasks also wakes itself every
  * few seconds, since capacity may free up through another user's task. The jobs consumer asks
  * for slots; the line queues a waiting task's job again when its turn comes.

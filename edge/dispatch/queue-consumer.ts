@@ -15,9 +15,11 @@ export const MESSAGE_BUDGET_MS = 30_000;
  * by its task's Durable Object, which claims it first (delivery is at least once: a duplicate
  * finds the claim, or the dispatch, and does nothing). Every message is acknowledged, whatever
  * happened: the task's own alarm queues the job again when this delivery did not move it, so
- * a retry never uses up delivery attempts and no task is dead-lettered with nothing said. A
- * task over its user's running-task cap, or that every transcoder is too busy for, waits in a
- * line that queues it again in its turn.
+ * a retry never uses up delivery attempts and no task is dead-lettered with nothing said. That
+ * is why the queue has no dead-letter queue (wrangler.toml): nothing would ever reach it. A
+ * malformed message is logged with its body and dropped, as no retry could make it valid and
+ * its task (if any) is still held by its alarm. A task over its user's running-task cap, or
+ * that every transcoder is too busy for, waits in a line that queues it again in its turn.
  */
 export async function dispatchJobs(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   const byUser = new Map<string, JobMessage[]>();

@@ -1,4 +1,5 @@
 import { AppError } from "../../shared/errors";
+import { REQUEST_ENVELOPE_BYTES, type config } from "../lib/config";
 
 const DATA_URI = /^data:([a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*)((?:;[a-z0-9_-]+=[^;,]*)*);base64,/i;
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
@@ -6,12 +7,28 @@ const CHUNK_CHARS = 64 * 1024;
 
 /**
  * The largest JSON body `/api/upload/base64` reads (about 12 MiB of file). A JSON string is
- * held whole, as the request text and again as the parsed value, before a byte is decoded: a
- * 300 MB body took workerd from 0.7 to 1.5 GB, and a Worker has 128 MB
- * (https://developers.cloudflare.com/workers/platform/limits/#memory). Larger files go as
- * multipart, a signed PUT or tus, which are streamed.
+ * held whole before a byte is decoded: the request text (Hono caches it for the request), the
+ * parsed `data` string, and with an Idempotency-Key the raw bytes too, so 2-3 times the body,
+ * 32-48 MiB at this cap; measured, about 3 times the file (docs/performance.md, "Base64
+ * memory"). An isolate has 128 MB for all the requests it serves at once
+ * (https://developers.cloudflare.com/workers/platform/limits/#memory): two cap-sized uploads
+ * fit beside the Worker's code, where a 32 MiB cap would leave room for one. Larger files go
+ * as multipart, a signed PUT or tus, which are streamed.
  */
 export const MAX_BASE64_BODY_BYTES = 16 * 1024 * 1024;
+
+/** The JSON body that carries a MAX_UPLOAD_BYTES file as base64. */
+export function base64FileLimit(settings: ReturnType<typeof config>): number {
+  return Math.ceil((settings.maxUploadBytes * 4) / 3) + REQUEST_ENVELOPE_BYTES;
+}
+
+/**
+ * The largest JSON body /api/upload/base64 reads: the memory cap, the body of a
+ * MAX_UPLOAD_BYTES file, or the platform's request body limit, whichever is least.
+ */
+export function base64BodyLimit(settings: ReturnType<typeof config>): number {
+  return Math.min(MAX_BASE64_BODY_BYTES, base64FileLimit(settings), settings.maxRequestBodyBytes);
+}
 
 export function base64TooLarge(): AppError {
   return new AppError(

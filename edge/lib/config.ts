@@ -1,5 +1,6 @@
 import type { MiddlewareHandler } from "hono";
 import { AppError } from "../../shared/errors";
+import { parseMailFrom } from "./mail-from";
 
 /** Typed view of the string vars in wrangler.toml, with the defaults the service documents. */
 export function config(env: Env) {
@@ -10,6 +11,16 @@ export function config(env: Env) {
     edgeUrl: trimSlash(env.EDGE_URL),
     fileTtlSeconds: positiveInt(env.FILE_TTL_SECONDS, 86_400),
     maxUploadBytes: positiveInt(env.MAX_UPLOAD_BYTES, 1024 ** 3),
+    /**
+     * The largest request body the platform lets through to the Worker: Cloudflare answers its
+     * own 413 above 100 MB (Free, Pro), 200 MB (Business), 500 MB (Enterprise), before the
+     * Worker runs (https://developers.cloudflare.com/workers/platform/limits/#request-limits).
+     * Unset (locally), a body may carry a MAX_UPLOAD_BYTES file plus a 64 KiB multipart envelope.
+     */
+    maxRequestBodyBytes: positiveInt(
+      (env as Env & { MAX_REQUEST_BODY_BYTES?: string }).MAX_REQUEST_BODY_BYTES,
+      positiveInt(env.MAX_UPLOAD_BYTES, 1024 ** 3) + REQUEST_ENVELOPE_BYTES,
+    ),
     taskTimeoutSeconds: positiveInt(env.TASK_TIMEOUT_SECONDS, 600),
     /** A running task whose transcoder has not reported for this long is failed (it heartbeats every 10 s). */
     heartbeatTimeoutSeconds: positiveInt(env.HEARTBEAT_TIMEOUT_SECONDS, 60),
@@ -26,6 +37,10 @@ export function config(env: Env) {
     publicTaskStatus: env.PUBLIC_TASK_STATUS !== "false",
     /** Lifetime of a console session from sign-in. */
     sessionTtlSeconds: positiveInt(env.SESSION_TTL_SECONDS, 14 * 24 * 60 * 60),
+    /** The most TranscoderContainers at once: wrangler.toml's `max_instances`, which the container pool counts against. */
+    containerMaxInstances: positiveInt(env.CONTAINER_MAX_INSTANCES, 20),
+    /** Pre-started, never-used containers the pool keeps, so a short task does not wait for a cold start (0: none). */
+    warmContainers: nonNegativeInt(env.WARM_CONTAINERS, 0),
     /** Hosts the guarded fetcher may reach although private: never honoured in production. */
     devFetchAllowHosts:
       env.ENVIRONMENT === "production"
@@ -34,9 +49,17 @@ export function config(env: Env) {
   };
 }
 
+/** A multipart body's boundaries and part headers on top of the file itself. */
+export const REQUEST_ENVELOPE_BYTES = 64 * 1024;
+
 function positiveInt(value: string | undefined, fallback: number): number {
   const parsed = Number(value);
   return Number.isSafeInteger(parsed) && parsed > 0 ? parsed : fallback;
+}
+
+function nonNegativeInt(value: string | undefined, fallback: number): number {
+  const parsed = Number(value);
+  return value !== undefined && value.trim() !== "" && Number.isSafeInteger(parsed) && parsed >= 0 ? parsed : fallback;
 }
 
 function positiveIntList(value: string | undefined, fallback: number[]): number[] {
@@ -93,6 +116,12 @@ export function configProblems(env: Env): ConfigProblem[] {
     if (hosts[setting] && hosts[setting] === hosts.EDGE_URL) {
       problems.push({ setting, problem: "must be a hostname of its own: the CDN serves user content, which must never share the API's origin" });
     }
+  }
+  // Email Service sends only from a domain onboarded to it, so a placeholder fails every mail:
+  // https://developers.cloudflare.com/email-service/get-started/send-emails/
+  const sender = parseMailFrom(env.MAIL_FROM);
+  if (!sender || PLACEHOLDER_HOST.test(sender.domain)) {
+    problems.push({ setting: "MAIL_FROM", problem: 'must be "Name <address@your-domain>" or a bare address, on your own domain onboarded to Cloudflare Email Service, not a placeholder' });
   }
   return problems;
 }

@@ -5,7 +5,9 @@ import { AppError } from "../../shared/errors";
  * yes or no, so the advertised numbers come from RATE_LIMIT_REQUESTS / RATE_LIMIT_PERIOD_SECONDS,
  * which must mirror `[[ratelimits]]` in wrangler.toml (a test checks that they do).
  * Headers follow draft-ietf-httpapi-ratelimit-headers. Returns the headers for a response
- * that passed; throws RATE_LIMITED (429) otherwise.
+ * that passed; throws RATE_LIMITED (429) otherwise. Each Cloudflare location counts on its own,
+ * so the advertised limit holds per location: a key whose requests reach several locations may
+ * make up to the limit in each. https://developers.cloudflare.com/workers/runtime-apis/bindings/rate-limit/
  */
 export async function enforceRateLimit(env: Env, keyHash: string): Promise<Record<string, string>> {
   const limit = Number(env.RATE_LIMIT_REQUESTS) || 1200;

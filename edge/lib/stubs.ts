@@ -10,3 +10,8 @@ export function taskStub(env: Env, taskId: string) {
 export function dispatchLineStub(env: Env, userId: string) {
   return env.DISPATCH_LINES.get(env.DISPATCH_LINES.idFromName(userId));
 }
+
+/** The deployment's one container pool: which task holds which TranscoderContainer, and the warm ones. */
+export function containerPoolStub(env: Env) {
+  return env.CONTAINER_POOL.get(env.CONTAINER_POOL.idFromName("pool"));
+}

@@ -1,4 +1,4 @@
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { AppError } from "../../shared/errors";
 import { EDGE_CACHE_SECONDS, MAX_CACHED_BYTES, cacheKeyFor } from "../files/cdn-cache";
 import { servedInline } from "../files/content-type";
@@ -14,7 +14,11 @@ const notFound = () => new AppError("NOT_FOUND", "No such file, or it has expire
 /**
  * The CDN download routes, `GET`/`HEAD {PUBLIC_URL}/uploads/...` and `/outputs/...`: the
  * data center's Cache API first (it answers Range and conditional requests itself and marks
- * hits `CF-Cache-Status: HIT`), R2 on a miss, which also fills the cache.
+ * hits `CF-Cache-Status: HIT`), R2 on a miss. Only a plain GET of the whole file fills the
+ * cache, from the very bytes it sends the client: a fill that reads the object again, or that
+ * streams a body nobody receives (a HEAD, a range, a 304), would run in `waitUntil`, whose 30 s
+ * after the answer cannot store a large file and whose R2 read is paid twice.
+ * https://developers.cloudflare.com/workers/runtime-apis/context/#waituntil
  */
 export const cdn = new Hono<{ Bindings: Env }>();
 
@@ -33,9 +37,9 @@ cdn.on(["GET", "HEAD"], "/:area{uploads|outputs}/*", async (c) => {
   }
 
   // A plain or conditional GET (the transcoder's input download is one) is a single R2 read:
-  // its metadata answers the conditions, its body the client and the cache. A HEAD or a range
+  // its metadata answers the conditions, its body the client and, sent whole, the cache. A HEAD or a range
   // needs the size first (suffix and unsatisfiable ranges), so it reads the metadata, then the range.
-  if (!head && !singleRange) return wholeFile(c.env, c.executionCtx, c.req.raw, key, lookup);
+  if (!head && !singleRange) return wholeFile(c.env, executionContext(c), c.req.raw, key, lookup);
 
   const object = await c.env.FILES.head(key);
   if (!object) throw notFound();
@@ -43,16 +47,9 @@ cdn.on(["GET", "HEAD"], "/:area{uploads|outputs}/*", async (c) => {
   // R2 lifecycle rules delete "typically within 24 hours" of expiry: refuse expired files ourselves.
   if (remainingSeconds === undefined || remainingSeconds <= 0) throw notFound();
 
+  // A ranged or HEAD request is answered from R2 as asked, and fills nothing (see `cdn`).
   const headers = baseHeaders(object, key, remainingSeconds);
-  const cacheable = object.size <= MAX_CACHED_BYTES;
-  // A ranged or HEAD request is answered from R2 as asked; the whole file fills the cache meanwhile.
-  const fillCache = () => {
-    if (cacheable) c.executionCtx.waitUntil(fill(c.env, key, lookup, headers));
-  };
-  if (notModified(c.req.raw.headers, object.httpEtag, object.uploaded)) {
-    fillCache();
-    return new Response(null, { status: 304, headers });
-  }
+  if (notModified(c.req.raw.headers, object.httpEtag, object.uploaded)) return new Response(null, { status: 304, headers });
   const parsed = parseRange(singleRange, object.size);
   if (parsed === "unsatisfiable") {
     headers.set("content-range", `bytes */${object.size}`);
@@ -61,7 +58,6 @@ cdn.on(["GET", "HEAD"], "/:area{uploads|outputs}/*", async (c) => {
   headers.set("content-length", String(parsed ? parsed.length : object.size));
   if (parsed) headers.set("content-range", `bytes ${parsed.offset}-${parsed.offset + parsed.length - 1}/${object.size}`);
   const status = parsed ? 206 : 200;
-  fillCache();
   if (head) return new Response(null, { status, headers });
 
   const body = await c.env.FILES.get(key, parsed ? { range: { offset: parsed.offset, length: parsed.length } } : {});
@@ -69,8 +65,8 @@ cdn.on(["GET", "HEAD"], "/:area{uploads|outputs}/*", async (c) => {
   return new Response(body.body, { status, headers });
 });
 
-/** A GET of the whole file, or a conditional one, on a cache miss: one R2 `get`. */
-async function wholeFile(env: Env, context: { waitUntil(promise: Promise<unknown>): void }, request: Request, key: string, lookup: Request): Promise<Response> {
+/** A GET of the whole file, or a conditional one, on a cache miss: one R2 `get`, which fills the cache when it sends the whole file. */
+async function wholeFile(env: Env, context: { waitUntil(promise: Promise<unknown>): void } | undefined, request: Request, key: string, lookup: Request): Promise<Response> {
   const object = await env.FILES.get(key);
   if (!object) throw notFound();
   const remainingSeconds = await remainingLifetime(env, object);
@@ -82,18 +78,27 @@ async function wholeFile(env: Env, context: { waitUntil(promise: Promise<unknown
   const headers = baseHeaders(object, key, remainingSeconds);
   const full = new Headers(headers);
   full.set("content-length", String(object.size));
-  const cacheable = object.size <= MAX_CACHED_BYTES;
   if (notModified(request.headers, object.httpEtag, object.uploaded)) {
-    // The body is not sent, but it fills the cache.
-    if (cacheable) context.waitUntil(caches.default.put(lookup.url, new Response(object.body, { status: 200, headers: full })));
-    else await object.body.cancel();
+    await object.body.cancel();
     return new Response(null, { status: 304, headers });
   }
-  if (!cacheable) return new Response(object.body, { status: 200, headers: full });
+  if (object.size > MAX_CACHED_BYTES || !context) return new Response(object.body, { status: 200, headers: full });
   // One R2 read serves the client and the cache.
   const [toClient, toCache] = object.body.tee();
   context.waitUntil(caches.default.put(lookup.url, new Response(toCache, { status: 200, headers: full })));
   return new Response(toClient, { status: 200, headers: withCacheStatus(full, "MISS") });
+}
+
+/**
+ * The request's execution context; none when a container's input download is answered inside
+ * its outbound handler (edge/dispatch/transcoder-container.ts), which then fills no cache.
+ */
+function executionContext(c: Context<{ Bindings: Env }>): { waitUntil(promise: Promise<unknown>): void } | undefined {
+  try {
+    return c.executionCtx;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -134,15 +139,6 @@ async function remainingLifetime(env: Env, object: R2Object): Promise<number | u
   }
   const time = Date.parse(expiresAt ?? "");
   return Number.isFinite(time) ? Math.floor((time - Date.now()) / 1000) : undefined;
-}
-
-async function fill(env: Env, key: string, lookup: Request, headers: Headers): Promise<void> {
-  const object = await env.FILES.get(key);
-  if (!object) return;
-  const full = new Headers(headers);
-  full.delete("content-range");
-  full.set("content-length", String(object.size));
-  await caches.default.put(lookup.url, new Response(object.body, { status: 200, headers: full }));
 }
 
 function withCacheStatus(headers: Headers, status: string): Headers {

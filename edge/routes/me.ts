@@ -1,6 +1,7 @@
 import { createRoute } from "@hono/zod-openapi";
 import { MeSchema } from "../../shared/schemas/accounts";
 import { remainingSeconds, startOfUtcDay } from "../accounts/usage";
+import { base64BodyLimit } from "../files/data-uri";
 import { requireApiKey, unauthorized } from "../lib/auth";
 import { config } from "../lib/config";
 import { bearerSecurity, createApp, problemResponses } from "../lib/openapi";
@@ -15,7 +16,8 @@ me.openapi(
   createRoute({
     method: "get", path: "/v1/me", tags: ["Account"], summary: "The account the API key belongs to, and its usage", security: bearerSecurity,
     description:
-      "`remaining_credits` (FFHub's field) is the processing time left today: DAILY_TASK_SECONDS minus the seconds of tasks that finished since 00:00 UTC, minus the time limits that unfinished tasks hold. A new task may run for at most that long (and TASK_TIMEOUT_SECONDS); below 1 s, submissions answer 429 QUOTA_EXCEEDED.",
+      "`remaining_credits` (FFHub's field) is the processing time left today: DAILY_TASK_SECONDS minus the seconds of tasks that finished since 00:00 UTC, minus the time limits that unfinished tasks hold. A new task may run for at most that long (and TASK_TIMEOUT_SECONDS); below 1 s, submissions answer 429 QUOTA_EXCEEDED.\n\n" +
+      "`limits` are the upload limits of this deployment. Cloudflare refuses request bodies over its plan's limit with its own 413 before the service runs: 100 MB on Free and Pro, 200 MB on Business, 500 MB on Enterprise (https://developers.cloudflare.com/workers/platform/limits/#request-limits); `max_request_body_bytes` is set to that limit in production. Above it, use a presigned PUT (POST /v1/uploads/sign) or tus (/api/upload/tus), which reach `max_upload_bytes` on every plan; URL uploads send only a small JSON body and reach it too.",
     responses: { 200: { description: "The account", content: { "application/json": { schema: MeSchema } } }, 401: problemResponses[401] },
   }),
   async (c) => {
@@ -49,6 +51,11 @@ me.openapi(
         waiting_tasks: slots.waiting,
         max_running_tasks: slots.cap,
         rate_limit: { requests: Number(c.env.RATE_LIMIT_REQUESTS) || 1200, period_seconds: Number(c.env.RATE_LIMIT_PERIOD_SECONDS) || 60 },
+      },
+      limits: {
+        max_upload_bytes: settings.maxUploadBytes,
+        max_request_body_bytes: settings.maxRequestBodyBytes,
+        max_base64_body_bytes: base64BodyLimit(settings),
       },
     }, 200);
   },

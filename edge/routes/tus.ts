@@ -80,6 +80,12 @@ const patchUpload = async (c: Context<AppEnv>) => {
     throw new AppError("UNSUPPORTED_MEDIA_TYPE", `A PATCH body must be sent as Content-Type: ${OFFSET_OCTET_STREAM}.`);
   }
   const offset = parseByteCount("Upload-Offset", c.req.header("upload-offset"));
+  // A chunk over the platform's request body limit: where the Worker sees one at all, say how large a chunk may be.
+  const chunk = Number(c.req.header("content-length"));
+  const maxChunk = config(c.env).maxRequestBodyBytes;
+  if (Number.isFinite(chunk) && chunk > maxChunk) {
+    throw new AppError("REQUEST_TOO_LARGE", `The PATCH body is ${chunk} bytes; this deployment takes request bodies of at most ${maxChunk} bytes: send chunks of at most that size (tus-js-client: chunkSize).`, { limit: maxChunk });
+  }
   const id = c.req.param("id") ?? "";
   const token = randomHex(16);
   const upload = await acquireLock(c.env.DB, c.get("userId"), id, offset, token, LOCK_LEASE_MS);

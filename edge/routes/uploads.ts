@@ -3,13 +3,14 @@ import { bodyLimit } from "hono/body-limit";
 import { AppError } from "../../shared/errors";
 import { Base64UploadSchema, SignUploadRequestSchema, SignUploadResponseSchema, UploadRecordSchema, UrlUploadSchema } from "../../shared/schemas/files";
 import { essence, extensionFor } from "../files/content-type";
-import { MAX_BASE64_BODY_BYTES, base64TooLarge, parseDataUri } from "../files/data-uri";
+import { MAX_BASE64_BODY_BYTES, base64BodyLimit, base64FileLimit, base64TooLarge, parseDataUri } from "../files/data-uri";
 import { ingestUpload } from "../files/ingest";
 import { type FilePart, withFilePart } from "../files/multipart";
 import { deleteFile, expiryFrom, insertFile, newUploadKey, publicUrls, sanitizeFilename } from "../files/records";
 import { presignR2Put } from "../files/presign";
+import { limitRequestBody, requestTooLarge } from "../files/request-body";
 import { requireApiKey } from "../lib/auth";
-import { config } from "../lib/config";
+import { REQUEST_ENVELOPE_BYTES, config } from "../lib/config";
 import { guardedFetch } from "../lib/guarded-fetch";
 import { fingerprintOfStream, fingerprintWhileReading, idempotency } from "../lib/idempotency";
 import { bearerSecurity, createApp, problemResponses } from "../lib/openapi";
@@ -17,13 +18,15 @@ import { signToken, verifyToken } from "../lib/signed-token";
 
 const SIGNED_URL_TTL_SECONDS = 15 * 60;
 const REMOTE_DOWNLOAD_TIMEOUT_MS = 15 * 60 * 1000;
-// The multipart envelope (boundaries, part headers) on top of the file itself.
-const MULTIPART_OVERHEAD_BYTES = 64 * 1024;
+
+const REQUEST_BODY_413 =
+  "or a request body over MAX_REQUEST_BODY_BYTES (GET /v1/me: limits.max_request_body_bytes; Cloudflare itself refuses bodies over 100 MB on Free and Pro, 200 MB on Business, 500 MB on Enterprise): " +
+  "that problem's `alternatives` name the presigned PUT (POST /v1/uploads/sign) and tus (/api/upload/tus), which take files up to MAX_UPLOAD_BYTES without one large body";
 
 const recordResponse = {
   201: { description: "The stored file", content: { "application/json": { schema: UploadRecordSchema } } },
   ...problemResponses,
-  413: { description: "Larger than the upload limit" },
+  413: { description: `PAYLOAD_TOO_LARGE: a file over MAX_UPLOAD_BYTES, ${REQUEST_BODY_413}` },
 };
 
 /** The storage service: `{storage_url}/api/upload/*`. */
@@ -39,34 +42,55 @@ uploads.openAPIRegistry.registerPath({
   responses: recordResponse,
 });
 
+// Refused from Content-Length before a byte is read (and before a retry's body is fingerprinted).
+// A file that fits no path is refused as such; one that fits but not in one request body is
+// pointed to the paths that take it without one.
+uploads.use("/api/upload/file", requireApiKey, async (c, next) => {
+  const lengthHeader = c.req.header("content-length");
+  const declared = lengthHeader === undefined ? Number.NaN : Number(lengthHeader);
+  const { maxUploadBytes: limit, maxRequestBodyBytes } = config(c.env);
+  if (Number.isFinite(declared) && declared > limit + REQUEST_ENVELOPE_BYTES) {
+    throw new AppError("PAYLOAD_TOO_LARGE", `The request is ${declared} bytes; the file limit is ${limit} bytes.`, { limit });
+  }
+  if (Number.isFinite(declared) && declared > maxRequestBodyBytes) throw requestTooLarge(c.env, c.req.url, declared);
+  await next();
+});
 // The file part is never buffered: its fingerprint is its bytes (with its name and type), hashed while stored.
-uploads.use("/api/upload/file", requireApiKey, idempotency({
+uploads.use("/api/upload/file", idempotency({
   streamed: true,
   fingerprint: (c) => withFilePart(c.req.raw, (part) => fingerprintOfStream(part.body, filePartLabel(part))),
 }));
 uploads.post("/api/upload/file", async (c) => {
-  const declared = Number(c.req.header("content-length"));
-  const limit = config(c.env).maxUploadBytes;
-  if (Number.isFinite(declared) && declared > limit + MULTIPART_OVERHEAD_BYTES) {
-    throw new AppError("PAYLOAD_TOO_LARGE", `The request is ${declared} bytes; the file limit is ${limit} bytes.`, { limit });
-  }
+  // A body without Content-Length (chunked) is counted as it is read instead, where the request
+  // limit is below the file limit's (otherwise the store's own file limit answers first).
+  const { maxUploadBytes, maxRequestBodyBytes } = config(c.env);
+  const counted = c.req.header("content-length") === undefined && maxRequestBodyBytes < maxUploadBytes + REQUEST_ENVELOPE_BYTES;
+  const body = counted ? limitRequestBody(c.req.raw, maxRequestBodyBytes) : { request: c.req.raw, exceeded: () => false };
   const userId = c.get("userId");
-  const record = await withFilePart(
-    c.req.raw,
-    (part) => ingestUpload(c.env, userId, { body: fingerprintWhileReading(c, part.body, filePartLabel(part)), declaredType: part.declaredType, filename: part.filename }),
-    (stored) => deleteFile(c.env, { key: stored.key, user_id: userId }),
-  );
+  let record;
+  try {
+    record = await withFilePart(
+      body.request,
+      (part) => ingestUpload(c.env, userId, { body: fingerprintWhileReading(c, part.body, filePartLabel(part)), declaredType: part.declaredType, filename: part.filename }),
+      (stored) => deleteFile(c.env, { key: stored.key, user_id: userId }),
+    );
+  } catch (error) {
+    throw body.exceeded() ? requestTooLarge(c.env, c.req.url, undefined) : error;
+  }
   return c.json(record, 201);
 });
 
 // Refused from Content-Length before a byte is read, or as soon as a chunked body passes the cap.
 uploads.use("/api/upload/base64", requireApiKey, async (c, next) => {
-  const fileLimit = Math.ceil((config(c.env).maxUploadBytes * 4) / 3) + MULTIPART_OVERHEAD_BYTES;
+  const settings = config(c.env);
+  const fileLimit = base64FileLimit(settings);
+  const limit = base64BodyLimit(settings);
   return bodyLimit({
-    maxSize: Math.min(MAX_BASE64_BODY_BYTES, fileLimit),
+    maxSize: limit,
     onError: () => {
-      if (fileLimit < MAX_BASE64_BODY_BYTES) throw new AppError("PAYLOAD_TOO_LARGE", `The decoded file would exceed the limit of ${config(c.env).maxUploadBytes} bytes.`);
-      throw base64TooLarge();
+      if (limit === fileLimit) throw new AppError("PAYLOAD_TOO_LARGE", `The decoded file would exceed the limit of ${settings.maxUploadBytes} bytes.`);
+      if (limit === MAX_BASE64_BODY_BYTES) throw base64TooLarge();
+      throw requestTooLarge(c.env, c.req.url, Number(c.req.header("content-length")) || undefined);
     },
   })(c, next);
 }, idempotency());
@@ -74,7 +98,7 @@ uploads.openapi(
   createRoute({
     method: "post", path: "/api/upload/base64", tags: ["Storage"], summary: "Upload a file as a base64 data URI", security: bearerSecurity,
     request: { body: { required: true, content: { "application/json": { schema: Base64UploadSchema } } } },
-    responses: { ...recordResponse, 413: { description: `Larger than the upload limit, or a body over ${MAX_BASE64_BODY_BYTES} bytes (BASE64_TOO_LARGE: send large files as multipart, a signed PUT or tus)` } },
+    responses: { ...recordResponse, 413: { description: `PAYLOAD_TOO_LARGE: a file over MAX_UPLOAD_BYTES, ${REQUEST_BODY_413}; or BASE64_TOO_LARGE, a body over ${MAX_BASE64_BODY_BYTES} bytes, the cap that keeps one base64 upload within the Worker's 128 MB (send larger files as multipart, a signed PUT or tus)` } },
   }),
   async (c) => {
     const { data, filename } = c.req.valid("json");
@@ -123,7 +147,11 @@ signedUploads.openapi(
   createRoute({
     method: "post", path: "/v1/uploads/sign", tags: ["Storage"], summary: "Get a short-lived URL to PUT a file to", security: bearerSecurity,
     request: { body: { required: true, content: { "application/json": { schema: SignUploadRequestSchema } } } },
-    responses: { 200: { description: "Where to PUT the file", content: { "application/json": { schema: SignUploadResponseSchema } } }, ...problemResponses },
+    responses: {
+      200: { description: "Where to PUT the file", content: { "application/json": { schema: SignUploadResponseSchema } } },
+      ...problemResponses,
+      413: { description: "PAYLOAD_TOO_LARGE: `size` over MAX_UPLOAD_BYTES; or, only where no R2 credentials are configured (locally), over MAX_REQUEST_BODY_BYTES, since upload_url is then the Worker itself" },
+    },
   }),
   async (c) => {
     const { filename, size, content_type } = c.req.valid("json");
@@ -135,6 +163,8 @@ signedUploads.openapi(
     const key = newUploadKey(userId, extensionFor(contentType, filename));
     const expiresAt = expiryFrom(new Date(), c.env);
     const presigned = await presignR2Put(c.env, { key, contentType, size, ttlSeconds: SIGNED_URL_TTL_SECONDS });
+    // Without R2 credentials upload_url is the Worker itself, so the PUT is a request body like any other.
+    if (!presigned && size > config(c.env).maxRequestBodyBytes) throw requestTooLarge(c.env, c.req.url, size, "The PUT to this deployment's own upload URL (no R2 credentials here)");
     if (presigned) {
       await insertFile(c.env.DB, {
         key, user_id: userId, kind: "upload", task_id: null, size, md5: null, content_type: contentType,
@@ -159,6 +189,7 @@ signedUploads.put("/api/upload/signed/:token", async (c) => {
   if (!Number.isFinite(length) || length !== grant.s) {
     throw new AppError("SIZE_MISMATCH", `Content-Length must be ${grant.s}, as signed.`);
   }
+  if (length > config(c.env).maxRequestBodyBytes) throw requestTooLarge(c.env, c.req.url, length);
   if (await c.env.FILES.head(grant.k)) throw new AppError("SIGNATURE_INVALID", "This signed URL has already been used.");
   const record = await ingestUpload(c.env, grant.u, { body: c.req.raw.body!, length, declaredType: grant.t, filename: grant.n ?? undefined, key: grant.k });
   return c.json(record, 201);

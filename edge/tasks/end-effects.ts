@@ -15,7 +15,7 @@ import type { LiveState } from "./state";
 export async function afterTaskEnded(env: Env, state: LiveState): Promise<void> {
   const effects: [string, Promise<unknown>][] = [
     ["release the user's slot and wake the line", dispatchLineStub(env, state.user_id).release(state.task_id)],
-    ["release the transcoder", state.dispatch_target ? dispatcherFor(env).release(state.task_id, state.dispatch_target) : Promise.resolve()],
+    ["release the transcoder", dispatcherFor(env).release(state.task_id, state.dispatch_target)],
     // A task that did not complete has no outputs: whatever its run stored before the end goes.
     ["discard the outputs of a task that did not complete", state.status === "failed" ? discardTaskFiles(env, state.user_id, state.task_id) : Promise.resolve()],
   ];

@@ -188,7 +188,7 @@ export function authed(key: string, init: RequestInit = {}): RequestInit {
   return { ...init, headers };
 }
 
-export async function uploadLocalFile(stack: Stack, key: string, path: string, type = "video/mp4"): Promise<{ url: string; key: string; size: number }> {
+export async function uploadLocalFile(stack: Pick<Stack, "fetch">, key: string, path: string, type = "video/mp4"): Promise<{ url: string; key: string; size: number }> {
   const form = new FormData();
   form.append("file", new Blob([await readFile(path)], { type }), basename(path));
   const response = await stack.fetch("/api/upload/file", authed(key, { method: "POST", body: form }));

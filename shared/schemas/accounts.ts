@@ -1,6 +1,30 @@
 import { z } from "zod";
 import { UsageSchema } from "./files";
 
+/**
+ * The upload limits this deployment applies, as `GET /v1/me` reports them. Cloudflare refuses
+ * request bodies over its plan's limit (100 MB Free and Pro, 200 MB Business, 500 MB Enterprise)
+ * with its own 413 before the Worker runs:
+ * https://developers.cloudflare.com/workers/platform/limits/#request-limits
+ */
+export const UploadLimitsSchema = z
+  .object({
+    max_upload_bytes: z.number().int().positive().meta({
+      example: 1073741824,
+      description: "The largest file any upload path stores (MAX_UPLOAD_BYTES). A presigned PUT (POST /v1/uploads/sign), tus (/api/upload/tus) and URL uploads reach it whatever the plan: their bytes never pass through one large request body",
+    }),
+    max_request_body_bytes: z.number().int().positive().meta({
+      example: 104857600,
+      description:
+        "The largest request body this deployment takes (MAX_REQUEST_BODY_BYTES): a multipart upload (file plus envelope) or a base64 body over it is answered 413 PAYLOAD_TOO_LARGE naming the presigned PUT and tus in `alternatives`; each tus chunk must fit too. In production it is the Cloudflare plan's limit: 100 MB on Free and Pro (104857600), 200 MB on Business, 500 MB on Enterprise; a larger body gets Cloudflare's own 413 before the service sees it",
+    }),
+    max_base64_body_bytes: z.number().int().positive().meta({
+      example: 16777216,
+      description: "The largest JSON body POST /api/upload/base64 takes (about 3/4 of it is file), else 413 BASE64_TOO_LARGE: base64 is held whole in the Worker's 128 MB of memory, about 3 times the file size",
+    }),
+  })
+  .meta({ id: "UploadLimits" });
+
 /** `GET /v1/me`. FFHub's clients read `user_id`, `email` and `remaining_credits`. */
 export const MeSchema = z
   .object({
@@ -10,6 +34,7 @@ export const MeSchema = z
     remaining_credits: z.number().nonnegative().meta({ description: "Processing seconds left today (UTC) under DAILY_TASK_SECONDS: FFHub's credits" }),
     created_at: z.string(),
     usage: UsageSchema,
+    limits: UploadLimitsSchema,
   })
   .meta({ id: "Me" });
 

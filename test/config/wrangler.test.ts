@@ -19,6 +19,21 @@ describe("wrangler.toml", () => {
     expect(production).toContain('ENVIRONMENT = "production"');
   });
 
+  it("gives the rate limiter a namespace of its own, the same locally and in production", () => {
+    const ids = [local, production].map((section) => /namespace_id = "(\d+)"/.exec(section)?.[1]);
+    expect(ids[0]).toBeDefined();
+    expect(ids[0]).not.toBe("1001");
+    expect(ids[1]).toBe(ids[0]);
+  });
+
+  it("declares no dead-letter queue or retry count the acknowledging consumer would never use", () => {
+    expect(toml).not.toMatch(/^[^#\n]*(dead_letter_queue|max_retries)/m);
+  });
+
+  it("keeps the production Worker's logs (Workers Logs)", () => {
+    expect(production).toMatch(/^observability = \{ enabled = true, head_sampling_rate = (0?\.\d+|1) \}$/m);
+  });
+
   it("does not wait for queue batches to fill locally", () => {
     const consumers = local.match(/\[\[queues\.consumers\]\][^[]*/g) ?? [];
     expect(consumers.length).toBeGreaterThanOrEqual(1);

@@ -23,6 +23,9 @@ const quiet = { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_S
  * policy refuses private hosts; inside the container every name resolves to the sidecar).
  */
 export class ContainerStack {
+  /** The workerd sessions this stack's containers ran under (their sidecars carry the same label). */
+  private readonly sessions = new Set<string>();
+
   private constructor(
     readonly edgeUrl: string,
     readonly inputHost: string,
@@ -33,8 +36,11 @@ export class ContainerStack {
     private readonly persist: string,
   ) {}
 
-  /** `files`: name → local file the input origin serves; `redirects`: name → where it redirects. */
-  static async start(files: Record<string, string>, redirects: Record<string, string> = {}): Promise<ContainerStack> {
+  /**
+   * `files`: name → local file the input origin serves; `redirects`: name → where it redirects;
+   * `vars`: settings over the defaults below (e.g. WARM_CONTAINERS, CONTAINER_MAX_INSTANCES).
+   */
+  static async start(files: Record<string, string>, redirects: Record<string, string> = {}, overrides: Record<string, string> = {}): Promise<ContainerStack> {
     const inputHost = await localName();
     const persist = await mkdtemp(path.join(os.tmpdir(), "ffedge-container-"));
     await run("node_modules/.bin/wrangler", ["d1", "migrations", "apply", "DB", "--local", "--persist-to", persist], { env: quiet });
@@ -49,9 +55,11 @@ export class ContainerStack {
       TRANSCODER_URL: "",
       SIGNING_SECRET: "container-signing-secret",
       TRANSCODER_SECRET: "container-transcoder-secret",
-      DEV_FETCH_ALLOW_HOSTS: inputHost,
+      // The input origin by this machine's name, and the edge itself (own uploads, as `npm start` allows).
+      DEV_FETCH_ALLOW_HOSTS: `${inputHost},127.0.0.1`,
       // Short enough to see a task time out, long enough for the other tasks under load.
       TASK_TIMEOUT_SECONDS: String(TASK_TIMEOUT_SECONDS),
+      ...overrides,
     };
     const buildId = randomUUID().slice(0, 8);
     const worker = await unstable_startWorker({
@@ -90,26 +98,29 @@ export class ContainerStack {
     return fetch(`${this.edgeUrl}${route}`, init);
   }
 
+  /**
+   * This stack's running TranscoderContainers by id, and with `sidecars` their `…-proxy` egress
+   * sidecars: those of this run's image and of the same workerd session, so that other stacks on
+   * this machine do not count.
+   */
+  async containers(options: { sidecars?: boolean } = {}): Promise<string[]> {
+    const { stdout } = await run("docker", ["ps", "--format", "{{.ID}} {{.Image}} {{.Label \"dev.workerd.session\"}}"]);
+    const rows = stdout.split("\n").filter(Boolean).map((line) => line.split(" ") as [string, string, string]);
+    for (const [, image, session] of rows) if (image === this.image && session) this.sessions.add(session);
+    return rows.filter(([, image, session]) => image === this.image || (options.sidecars === true && this.sessions.has(session))).map(([id]) => id);
+  }
+
+  /** Stops the Worker and removes what wrangler leaves running of this stack (its egress sidecars). */
   async stop(): Promise<void> {
     await this.worker.dispose();
+    const left = await this.containers({ sidecars: true });
+    if (left.length > 0) await run("docker", ["rm", "-f", ...left]);
     await new Promise<void>((resolve) => {
       this.origin.closeAllConnections();
       this.origin.close(() => resolve());
     });
     await rm(this.persist, { recursive: true, force: true });
   }
-}
-
-/**
- * Running TranscoderContainers (workerd names them `workerd-<id>-ffedge-TranscoderContainer-<object id>`),
- * by id; `sidecars` also lists their `…-proxy` egress sidecars.
- */
-export async function transcoderContainers(options: { sidecars?: boolean } = {}): Promise<string[]> {
-  const { stdout } = await run("docker", ["ps", "--format", "{{.ID}} {{.Names}}"]);
-  return stdout
-    .split("\n")
-    .filter((line) => /-ffedge-TranscoderContainer-[0-9a-f]+(-proxy)?$/.test(line) && (options.sidecars || !line.endsWith("-proxy")))
-    .map((line) => line.split(" ")[0]!);
 }
 
 /** This machine's own name, which resolves here to a local address (the Worker fetches inputs by it). */

@@ -412,6 +412,41 @@ describe("what the console refuses", () => {
     await context.close();
   }, 120_000);
 
+  it("says a sign-up or reset mail could not be sent, keeps what was typed, and sends it again from Try again", async () => {
+    const { page, context } = await newSession(browser);
+    // The local outbox never fails: each form's first request gets the answer production gives
+    // when Email Service refuses the mail (test/edge/accounts/mail.test.ts); later ones go through.
+    for (const path of ["signup", "forgot"]) {
+      let refused = false;
+      await page.route(`**/console/api/auth/${path}`, async (route) => {
+        if (refused) return route.continue();
+        refused = true;
+        const problem = { type: "about:blank", title: "MAIL_NOT_SENT", status: 503, code: "MAIL_NOT_SENT", detail: "The mail could not be sent; try again in 2 s.", retry_after: 2 };
+        await route.fulfill({ status: 503, headers: { "content-type": "application/problem+json", "retry-after": "2" }, body: JSON.stringify(problem) });
+      });
+    }
+    const email = newEmail();
+    await page.goto(`${stack.edgeUrl}/console/signup`);
+    await page.getByLabel("Email").fill(email);
+    await page.getByLabel("Password").fill(PASSWORD);
+    await page.getByRole("button", { name: "Create account" }).click();
+    await expect.poll(() => page.locator("#flash").textContent(), PATIENT).toContain("We could not send the mail. Try again in 2 seconds.");
+    expect(await page.getByLabel("Email").inputValue()).toBe(email);
+    const retry = page.getByRole("button", { name: "Try again" });
+    expect(await retry.isDisabled()).toBe(true);
+    await retry.click();
+    await expect.poll(() => page.locator("#flash").textContent(), PATIENT).toContain("verification link");
+    await outboxLink(email, "/console/verify");
+
+    await page.goto(`${stack.edgeUrl}/console/forgot`);
+    await page.getByLabel("Email").fill(email);
+    await page.getByRole("button", { name: "Send a reset link" }).click();
+    await expect.poll(() => page.locator("#flash").textContent(), PATIENT).toContain("We could not send the mail.");
+    await page.getByRole("button", { name: "Try again" }).click();
+    await expect.poll(() => page.locator("#flash").textContent(), PATIENT).toContain("a reset link is on its way");
+    await context.close();
+  }, 120_000);
+
   it("explains a bad verification link, a bad reset link and a sign-in before verifying", async () => {
     const { page, context } = await newSession(browser);
     await page.goto(`${stack.edgeUrl}/console/verify?token=not-a-token`);

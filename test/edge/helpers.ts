@@ -80,6 +80,7 @@ export function productionEnv(overrides: Partial<Env> = {}): Env {
     R2_ACCOUNT_ID: "0123456789abcdef0123456789abcdef",
     R2_ACCESS_KEY_ID: "access",
     R2_SECRET_ACCESS_KEY: "secret",
+    MAIL_FROM: "ffedge <no-reply@ffedge.net>",
     ...overrides,
   };
 }

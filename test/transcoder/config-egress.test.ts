@@ -37,3 +37,35 @@ describe("loadConfig: EGRESS", () => {
     expect(() => loadConfig({ TRANSCODER_SECRET: "s", EGRESS: "none" })).toThrow(/EGRESS/);
   });
 });
+
+describe("loadConfig: SANDBOX_ALLOW_MISSING", () => {
+  const container = () => ({ TRANSCODER_SECRET: "s", EGRESS: "container", NODE_EXTRA_CA_CERTS: ca });
+
+  it("allows no missing layer unless told", () => {
+    expect(loadConfig(container()).sandboxAllowMissing).toEqual([]);
+  });
+
+  it("reads the exact layers named, comma-separated", () => {
+    expect(loadConfig({ ...container(), SANDBOX_ALLOW_MISSING: " network_namespace, job_root " }).sandboxAllowMissing).toEqual(["network_namespace", "job_root"]);
+  });
+
+  it("refuses a name that is not a layer, naming the layers it knows", () => {
+    const attempt = () => loadConfig({ ...container(), SANDBOX_ALLOW_MISSING: "network_namespace,all" });
+    expect(attempt).toThrow(ConfigError);
+    expect(attempt).toThrow(/'all', which is not an isolation layer \(network_namespace, unprivileged_uid, per_job_uid, job_root, rlimits\)/);
+  });
+
+  it("refuses an allowance outside a container, where it would change nothing", () => {
+    expect(() => loadConfig({ TRANSCODER_SECRET: "s", SANDBOX_ALLOW_MISSING: "network_namespace" })).toThrow(/SANDBOX_ALLOW_MISSING: SANDBOX_ALLOW_MISSING applies only with EGRESS=container/);
+  });
+});
+
+describe("loadConfig: SHUTDOWN_GRACE_SECONDS", () => {
+  it("takes the longest grace a Container allows after SIGTERM (870 s)", () => {
+    expect(loadConfig({ TRANSCODER_SECRET: "s", SHUTDOWN_GRACE_SECONDS: "870" }).shutdownGraceSeconds).toBe(870);
+  });
+
+  it("refuses a grace longer than a timer can wait", () => {
+    expect(() => loadConfig({ TRANSCODER_SECRET: "s", SHUTDOWN_GRACE_SECONDS: String(3 * 10 ** 6) })).toThrow(/SHUTDOWN_GRACE_SECONDS/);
+  });
+});

@@ -102,14 +102,21 @@ export class JobManager {
   /**
    * Stops taking jobs, lets the running ones finish for up to `graceMs`, then stops the rest
    * and hands them back to the edge (which starts them again elsewhere at once, without
-   * spending a retry), and waits for the last reports to go out.
+   * spending a retry), and waits for the last reports to go out. A job that finishes within
+   * the grace reports its real result: its reports (and uploads) keep their retries for the
+   * rest of the grace, so an edge outage during a rollout does not turn finished work into a
+   * lost task; only past the grace are they cut to SHUTDOWN_REPORT_MS.
    */
   async shutdown(graceMs: number): Promise<void> {
     this.draining = true;
+    const graceEnds = Date.now() + graceMs;
     const finishing = Promise.all([...this.working].map((run) => run.workDone));
-    await Promise.race([finishing, sleep(graceMs)]);
+    const graceOver = new AbortController();
+    await Promise.race([finishing, sleep(graceMs, graceOver.signal)]);
+    graceOver.abort();
     for (const run of this.working) run.cancel(new HandBack("The transcoder shut down before the job finished; the task was handed back to run again."));
-    for (const run of this.reporting.keys()) run.hurryReports(SHUTDOWN_REPORT_MS);
+    const reportWithinMs = Math.max(SHUTDOWN_REPORT_MS, graceEnds - Date.now());
+    for (const run of this.reporting.keys()) run.hurryReports(reportWithinMs);
     await finishing;
     await Promise.all(this.reporting.values());
   }

@@ -264,6 +264,8 @@ function fstabLine(source: string, target: string, options: string): string {
 
 async function scratchJob(workRoot: string): Promise<JobContext> {
   const dir = await mkdtemp(path.join(workRoot, `.probe@${ownerTag()}-`));
+  // As a real job's folder (jobs/workspace.ts): the chain mounts it as nobody inside a user namespace.
+  await chmod(dir, 0o711);
   return { dir, cwd: JOB_MOUNT };
 }
 

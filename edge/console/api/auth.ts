@@ -1,17 +1,16 @@
 import { createRoute } from "@hono/zod-openapi";
-import type { Context } from "hono";
 import { CredentialsSchema, ForgotSchema, MessageSchema, ResetSchema, SessionSchema, SigninSchema, TokenSchema } from "../../../shared/schemas/accounts";
 import { AppError } from "../../../shared/errors";
 import { sendMail } from "../../accounts/mail";
-import { consumeMailToken, issueMailToken, pendingPasswordHash } from "../../accounts/mail-tokens";
+import { consumeMailToken, issueResetToken, pendingPasswordHash, revokeMailToken, verifyTokenForNewUser } from "../../accounts/mail-tokens";
 import { burnPasswordCheck, hashPassword, verifyPassword } from "../../accounts/passwords";
 import { clearSessionCookie, readSession, revokeAllSessions, revokeSession, startSession } from "../../accounts/sessions";
 import { assertSigninAllowed, clearSigninFailures, clearSigninFailuresFrom, recordSigninFailure, signinSubjects, takeMailAllowance } from "../../accounts/signin-limits";
-import { createUser, findUser, findUserByEmail, setFirstPassword, setPassword } from "../../accounts/users";
+import { createUser, findUser, findUserByEmail, forgetUnsentSignUp, newUserId, setFirstPassword, setPassword } from "../../accounts/users";
 import { clientAddress } from "../../lib/auth";
 import { config } from "../../lib/config";
 import { requireSession } from "./guards";
-import { type AppEnv, createApp } from "../../lib/openapi";
+import { createApp } from "../../lib/openapi";
 import { json, problems } from "./routes";
 
 /** Sign-up, address verification, sign-in and out, password reset: `/console/api/auth/*` and the session. */
@@ -20,14 +19,19 @@ export const auth = createApp();
 const SIGNUP_MESSAGE = "If the address can be registered, a verification link is on its way.";
 const FORGOT_MESSAGE = "If an account uses this address, a reset link is on its way.";
 
+/*
+ * Sign-up and forgot-password answer only once the mail is sent, so that a mail that was not
+ * is said (503 MAIL_NOT_SENT, Retry-After) instead of promised. Every address gets exactly one
+ * mail either way (a verification link or an already-registered notice; a reset link or a
+ * no-account notice), so the answer, a failure included, never tells whether it has an account.
+ */
+
 auth.openapi(
   createRoute({ method: "post", path: "/console/api/auth/signup", hide: true, request: json(CredentialsSchema), responses: { 202: { description: "Accepted", content: { "application/json": { schema: MessageSchema } } }, ...problems } }),
   async (c) => {
     const { email, password } = c.req.valid("json");
     await takeMailAllowance(c.env.DB, email, clientAddress(c));
-    // The answer never depends on whether the address has an account: the work (and its time)
-    // happens after the response.
-    afterResponse(c, signUp(c.env, email, password));
+    await signUp(c.env, email, password);
     return c.json({ message: SIGNUP_MESSAGE }, 202);
   },
 );
@@ -91,7 +95,7 @@ auth.openapi(
   async (c) => {
     const { email } = c.req.valid("json");
     await takeMailAllowance(c.env.DB, email, clientAddress(c));
-    afterResponse(c, sendResetLink(c.env, email));
+    await sendResetLink(c.env, email);
     return c.json({ message: FORGOT_MESSAGE }, 202);
   },
 );
@@ -132,36 +136,60 @@ auth.openapi(
 async function signUp(env: Env, email: string, password: string): Promise<void> {
   const passwordHash = await hashPassword(password);
   const consoleUrl = config(env).edgeUrl;
-  const { user, created } = await createUser(env.DB, email);
+  const id = newUserId();
+  const verify = await verifyTokenForNewUser(env.DB, id, passwordHash);
+  const { user, created } = await createUser(env.DB, email, new Date(), { id, alongside: [verify.statement] });
   if (!created) {
     await sendMail(env, {
+      purpose: "already-registered",
       to: email,
       subject: "You already have an ffedge account",
       text: `Someone (perhaps you) tried to sign up to ffedge with this address, which already has an account. The password given was not used.\n\nSign in: ${consoleUrl}/console/signin\nNo password yet, or forgot it? Set one here: ${consoleUrl}/console/forgot\n\nIf it was not you, you can ignore this mail.\n`,
     });
     return;
   }
-  const token = await issueMailToken(env.DB, user.id, "verify", passwordHash);
-  await sendMail(env, {
-    to: email,
-    subject: "Confirm your ffedge account",
-    text: `Welcome to ffedge. Confirm your address to finish signing up (the link works once, for 24 hours):\n\n${consoleUrl}/console/verify?token=${token}\n\nIf you did not sign up, ignore this mail: nothing happens without the link.\n`,
-  });
+  const token = verify.token;
+  try {
+    await sendMail(env, {
+      purpose: "verify",
+      to: email,
+      subject: "Confirm your ffedge account",
+      text: `Welcome to ffedge. Confirm your address to finish signing up (the link works once, for 24 hours):\n\n${consoleUrl}/console/verify?token=${token}\n\nIf you did not sign up, ignore this mail: nothing happens without the link.\n`,
+    });
+  } catch (error) {
+    await forgetUnsentSignUp(env.DB, user.id);
+    throw error;
+  }
 }
 
+/**
+ * An address without an account is told so rather than sent nothing: the answer waits for the
+ * mail, so both kinds of address must cost one send, and fail alike when sending fails.
+ */
 async function sendResetLink(env: Env, email: string): Promise<void> {
-  const user = await findUserByEmail(env.DB, email);
-  if (!user) return;
-  const token = await issueMailToken(env.DB, user.id, "reset");
-  await sendMail(env, {
-    to: email,
-    subject: "Reset your ffedge password",
-    text: `Choose a new ffedge password here (the link works once, for 1 hour):\n\n${config(env).edgeUrl}/console/reset?token=${token}\n\nIf you did not ask for this, ignore this mail: your password stays as it is.\n`,
-  });
-}
-
-function afterResponse(c: Context<AppEnv>, work: Promise<void>): void {
-  c.executionCtx.waitUntil(work.catch((error) => console.error(JSON.stringify({ msg: "account mail failed", path: c.req.path, error: String(error) }))));
+  const consoleUrl = config(env).edgeUrl;
+  const issued = await issueResetToken(env.DB, email);
+  if (!issued) {
+    await sendMail(env, {
+      purpose: "no-account",
+      to: email,
+      subject: "No ffedge account uses this address",
+      text: `Someone (perhaps you) asked to reset the ffedge password of this address, but no ffedge account uses it, so no password was changed.\n\nCreate an account: ${consoleUrl}/console/signup\n\nIf it was not you, you can ignore this mail.\n`,
+    });
+    return;
+  }
+  const { token } = issued;
+  try {
+    await sendMail(env, {
+      purpose: "reset",
+      to: email,
+      subject: "Reset your ffedge password",
+      text: `Choose a new ffedge password here (the link works once, for 1 hour):\n\n${consoleUrl}/console/reset?token=${token}\n\nIf you did not ask for this, ignore this mail: your password stays as it is.\n`,
+    });
+  } catch (error) {
+    await revokeMailToken(env.DB, token);
+    throw error;
+  }
 }
 
 const invalidToken = () => new AppError("INVALID_TOKEN", "This link is invalid, was already used or has expired; ask for a new one.");

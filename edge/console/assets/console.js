@@ -167,10 +167,37 @@ function signinPage() {
   });
 }
 
+/**
+ * Sign-up and forgot-password answer only once their mail is sent. When it could not be (503
+ * MAIL_NOT_SENT) or too many were asked for (429 TOO_MANY_ATTEMPTS), the form keeps what was
+ * typed and the message carries a button that sends it again once the wait the service asked
+ * for (retry_after) is over.
+ */
+async function mailRequest(formElement, path, json) {
+  try {
+    return await api(path, { method: "POST", json });
+  } catch (error) {
+    const code = error.problem && error.problem.code;
+    if (code !== "MAIL_NOT_SENT" && code !== "TOO_MANY_ATTEMPTS") throw error;
+    const wait = Math.max(1, Number(error.problem.retry_after) || 60);
+    const when = wait >= 90 * 60 ? "in about an hour" : wait >= 90 ? `in ${Math.ceil(wait / 60)} minutes` : `in ${wait} seconds`;
+    const why = code === "MAIL_NOT_SENT" ? "We could not send the mail." : "Too many mails were asked for this address or from your network.";
+    flash(`${why} Try again ${when}. `);
+    const retry = el("button", { type: "button", class: "secondary", id: "mail-retry", disabled: true, onclick: () => formElement.requestSubmit() }, "Try again");
+    $("#flash").append(retry);
+    setTimeout(() => {
+      retry.disabled = false;
+    }, wait * 1000);
+    return null;
+  }
+}
+
 function signupPage() {
-  onSubmit($("#signup-form"), async (form) => {
-    const answer = await api("/auth/signup", { method: "POST", json: { email: form.get("email"), password: form.get("password") } });
-    $("#signup-form").reset();
+  const formElement = $("#signup-form");
+  onSubmit(formElement, async (form) => {
+    const answer = await mailRequest(formElement, "/auth/signup", { email: form.get("email"), password: form.get("password") });
+    if (!answer) return;
+    formElement.reset();
     flash(`${answer.message} Follow the link in the mail to finish.`, "info");
   });
 }
@@ -191,9 +218,10 @@ async function verifyPage() {
 }
 
 function forgotPage() {
-  onSubmit($("#forgot-form"), async (form) => {
-    const answer = await api("/auth/forgot", { method: "POST", json: { email: form.get("email") } });
-    flash(answer.message, "info");
+  const formElement = $("#forgot-form");
+  onSubmit(formElement, async (form) => {
+    const answer = await mailRequest(formElement, "/auth/forgot", { email: form.get("email") });
+    if (answer) flash(answer.message, "info");
   });
 }
 

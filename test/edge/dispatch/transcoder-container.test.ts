@@ -1,17 +1,19 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
+import { containerInputs } from "../../../edge/dispatch/container";
 import { answerEdgeCall, fetchInput, serveEdgeCalls, TranscoderContainer } from "../../../edge/dispatch/transcoder-container";
+import { cdn } from "../../../edge/routes/cdn";
 import { internal } from "../../../edge/routes/internal";
 import { signToken } from "../../../edge/lib/signed-token";
 import { CONTAINER_EDGE_HOST, EGRESS_REFUSED_HEADER } from "../../../shared/egress";
 import { originUrl, streamedFile } from "../files/fixtures";
 import { originPaths } from "../files/origin";
-import { api, createUser, postJson } from "../helpers";
+import { api, createUser, fakeMp4, md5Hex, postJson, uploadFile } from "../helpers";
 
 const EDGE = `https://${CONTAINER_EDGE_HOST}`;
 
 // As edge/index.ts does at start.
-beforeAll(() => serveEdgeCalls(internal));
+beforeAll(() => serveEdgeCalls(internal, cdn));
 const MB = 1024 * 1024;
 
 /** A fresh task, its callback token, and the id of the container object that would run it. */
@@ -66,6 +68,27 @@ describe("answerEdgeCall (the container's calls to the edge)", () => {
     const task = await newTask();
     await expectProblem(await fromContainer(task.containerId, "/v1/me", task.token), 401, "UNAUTHORIZED");
     await expectProblem(await fromContainer(task.containerId, `/internal/tasks/${task.taskId}/../../v1/me`, task.token), 401, "UNAUTHORIZED");
+  });
+
+  it("serves the service's own files to a container from R2, without a token, for reads only", async () => {
+    const task = await newTask();
+    const data = fakeMp4(64 * 1024);
+    const upload = await uploadFile(task.key, data);
+    expect(upload.status).toBe(201);
+    const { url } = await upload.json<{ url: string }>();
+    const path = new URL(url).pathname;
+    const read = await fromContainer(task.containerId, path, undefined);
+    expect(read.status).toBe(200);
+    expect(await md5Hex(new Uint8Array(await read.arrayBuffer()))).toBe(await md5Hex(data));
+    expect((await fromContainer(task.containerId, path, undefined, { method: "HEAD" })).status).toBe(200);
+    expect((await fromContainer(task.containerId, `${path}x`, undefined)).status).toBe(404);
+    await expectProblem(await fromContainer(task.containerId, path, undefined, { method: "PUT", body: "x" }), 401, "UNAUTHORIZED");
+  });
+
+  it("points a command's own files (uploads, outputs) at the virtual host and leaves other URLs alone", () => {
+    const base = env.PUBLIC_URL.replace(/\/+$/, "");
+    const command = `ffmpeg -i ${base}/uploads/u1/a.mp4 -i ${base}/outputs/t1/b.mp4 -i https://example.com/uploads/c.mp4 -i ${base}/console/x out.mp4`;
+    expect(containerInputs(env, command)).toBe(`ffmpeg -i https://${CONTAINER_EDGE_HOST}/uploads/u1/a.mp4 -i https://${CONTAINER_EDGE_HOST}/outputs/t1/b.mp4 -i https://example.com/uploads/c.mp4 -i ${base}/console/x out.mp4`);
   });
 
   it("grants output uploads on the virtual host, never a presigned URL, even with R2 S3 credentials configured", async () => {
