@@ -278,12 +278,7 @@ export async function main(): Promise<void> {
     await Promise.all(services.map((service) => service.stop()));
     process.exit(exitCode);
   };
-  for (const signal of STOP_SIGNALS) process.on(signal, () => void stopAll(0));
-  // npm forwards SIGINT and SIGTERM only: when it dies of anything else we are reparented.
-  const parent = process.ppid;
-  setInterval(() => {
-    if (process.ppid !== parent) void stopAll(0);
-  }, PARENT_CHECK_MS).unref();
+  stopWhenAsked(() => void stopAll(0));
 
   if (await waitForEdge(key, () => stopping)) {
     process.stdout.write(banner(key));
@@ -358,11 +353,7 @@ export async function startContainers(): Promise<void> {
     await untagRunImage(buildId);
     process.exit(exitCode);
   };
-  for (const signal of STOP_SIGNALS) process.on(signal, () => void stopAll(0));
-  const parent = process.ppid;
-  setInterval(() => {
-    if (process.ppid !== parent) void stopAll(0);
-  }, PARENT_CHECK_MS).unref();
+  stopWhenAsked(() => void stopAll(0));
 
   // The first start builds the image (a minute or more); later ones take it from Docker's cache.
   // The Worker may answer before wrangler has tagged the image: ready means both.
@@ -405,6 +396,15 @@ async function runContainerEdge(): Promise<void> {
   await edge;
 }
 
+/** Stops on Ctrl-C or SIGTERM, and when npm dies of anything else (it forwards SIGINT and SIGTERM only) and this process is reparented. */
+function stopWhenAsked(stop: () => void): void {
+  for (const signal of STOP_SIGNALS) process.on(signal, stop);
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) stop();
+  }, PARENT_CHECK_MS).unref();
+}
+
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
   const mode = process.argv.includes("--container-edge") ? runContainerEdge : process.argv.includes("--containers") ? startContainers : main;
   mode().catch((error: unknown) => {
@@ -412,3 +412,4 @@ if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1]
     process.exit(1);
   });
 }
+

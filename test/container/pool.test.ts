@@ -2,7 +2,7 @@ import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Clips, makeClips } from "../transcoder/helpers/media";
-import { ContainerStack } from "./stack";
+import { ContainerStack, ended, until } from "./stack";
 
 const run = promisify(execFile);
 const MAX_INSTANCES = 2;
@@ -12,14 +12,6 @@ const TIMEOUT_SECONDS = 300;
 let clips: Clips;
 let stack: ContainerStack;
 let key: string;
-
-interface Task {
-  task_id: string;
-  status: string;
-  progress: number;
-  retries?: number;
-  error_code?: string | null;
-}
 
 beforeAll(async () => {
   clips = await makeClips();
@@ -37,27 +29,8 @@ afterAll(async () => {
   await clips?.remove();
 });
 
-async function submit(command: string): Promise<string> {
-  const response = await stack.fetch("/v1/tasks", { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ command }) });
-  expect(response.status, await response.clone().text()).toBe(201);
-  return (await response.json() as { task_id: string }).task_id;
-}
-
-async function task(id: string): Promise<Task> {
-  return (await stack.fetch(`/v1/tasks/${id}`, { headers: { authorization: `Bearer ${key}` } })).json() as Promise<Task>;
-}
-
-async function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 240_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 300));
-  }
-}
-
-const ended = (t: Task) => t.status === "completed" || t.status === "failed";
+const submit = (command: string) => stack.submit(key, command);
+const task = (id: string) => stack.task(key, id);
 const shortCommand = (n: number) => `ffmpeg -i ${stack.inputUrl("clip.mp4")} -vf scale=${96 + 2 * n}:-2 -c:v libx264 -preset ultrafast out.mp4`;
 
 describe("the warm container pool (WARM_CONTAINERS=1, CONTAINER_MAX_INSTANCES=2)", () => {

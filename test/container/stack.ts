@@ -98,6 +98,17 @@ export class ContainerStack {
     return fetch(`${this.edgeUrl}${route}`, init);
   }
 
+  /** Submits `command` as the user of `key`; the task's id. */
+  async submit(key: string, command: string): Promise<string> {
+    const response = await this.fetch("/v1/tasks", { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ command }) });
+    if (response.status !== 201) throw new Error(`POST /v1/tasks answered ${response.status}: ${await response.text()}`);
+    return (await response.json() as { task_id: string }).task_id;
+  }
+
+  async task(key: string, id: string): Promise<ContainerTask> {
+    return (await this.fetch(`/v1/tasks/${id}`, { headers: { authorization: `Bearer ${key}` } })).json() as Promise<ContainerTask>;
+  }
+
   /**
    * This stack's running TranscoderContainers by id, and with `sidecars` their `…-proxy` egress
    * sidecars: those of this run's image and of the same workerd session, so that other stacks on
@@ -120,6 +131,30 @@ export class ContainerStack {
       this.origin.close(() => resolve());
     });
     await rm(this.persist, { recursive: true, force: true });
+  }
+}
+
+/** A task as GET /v1/tasks/{id} shows it, the fields these tests read. */
+export interface ContainerTask {
+  task_id: string;
+  status: string;
+  progress: number;
+  error?: string | null;
+  error_code?: string | null;
+  outputs?: { filename: string; url: string; size: number }[];
+  retries?: number;
+}
+
+export const ended = (task: ContainerTask) => task.status === "completed" || task.status === "failed";
+
+/** Polls until `done` holds; generous, as two busy cores build and start containers slowly. */
+export async function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 180_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(value)}`);
+    await new Promise((resolve) => setTimeout(resolve, 300));
   }
 }
 

@@ -3,7 +3,7 @@ import { readFile } from "node:fs/promises";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Clips, makeClips } from "../transcoder/helpers/media";
-import { ContainerStack, TASK_TIMEOUT_SECONDS } from "./stack";
+import { ContainerStack, TASK_TIMEOUT_SECONDS, ended, until } from "./stack";
 
 const run = promisify(execFile);
 const MB = 1024 * 1024;
@@ -21,16 +21,6 @@ let clips: Clips;
 let stack: ContainerStack;
 let key: string;
 
-interface Task {
-  task_id: string;
-  status: string;
-  progress: number;
-  error?: string | null;
-  error_code?: string | null;
-  outputs?: { filename: string; url: string; size: number }[];
-  retries?: number;
-}
-
 beforeAll(async () => {
   clips = await makeClips();
   stack = await ContainerStack.start({ "clip.mp4": clips.clip, "long.mp4": clips.long }, { "moved.mp4": "http://10.0.0.5/in.mp4" });
@@ -42,28 +32,8 @@ afterAll(async () => {
   await clips?.remove();
 });
 
-async function submit(command: string): Promise<string> {
-  const response = await stack.fetch("/v1/tasks", { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ command }) });
-  expect(response.status, await response.clone().text()).toBe(201);
-  return (await response.json() as { task_id: string }).task_id;
-}
-
-async function task(id: string): Promise<Task> {
-  return (await stack.fetch(`/v1/tasks/${id}`, { headers: { authorization: `Bearer ${key}` } })).json() as Promise<Task>;
-}
-
-/** Polls until `done` holds; generous, as two busy cores build and start containers slowly. */
-async function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 180_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
-}
-
-const ended = (t: Task) => t.status === "completed" || t.status === "failed";
+const submit = (command: string) => stack.submit(key, command);
+const task = (id: string) => stack.task(key, id);
 /** Neither a transcoder container nor its egress sidecar is left running. */
 const noTranscoderContainer = () => until("the task's container to be gone", () => stack.containers({ sidecars: true }), (ids) => ids.length === 0, 60_000);
 
