@@ -6,6 +6,7 @@ import type { TranscodeJob } from "../../shared/schemas/jobs";
 import { config } from "../lib/config";
 import { guardedFetch } from "../lib/guarded-fetch";
 import { onError, problemResponse } from "../lib/problem";
+import { routeGroup } from "../lib/route-hosts";
 import { verifyToken } from "../lib/signed-token";
 import { ContainerRuns } from "./container-runs";
 
@@ -210,8 +211,6 @@ export function serveEdgeCalls<Callbacks extends { Bindings: Env }, Files extend
 
 const TASK_CALL = /^\/internal\/tasks\/([A-Za-z0-9_-]+)\/(?:events|outputs(?:\/[^/]+)?)$/;
 const OBJECT_PUT = /^\/internal\/objects\/([^/]+)$/;
-/** The service's files, readable by anyone who has their URL, from a container as from the CDN. */
-const FILE_READ = /^\/(?:uploads|outputs)\//;
 
 /**
  * A call from the container to CONTAINER_EDGE_HOST: reports (the last one with ffmpeg's log),
@@ -221,7 +220,8 @@ const FILE_READ = /^\/(?:uploads|outputs)\//;
  */
 export async function answerEdgeCall(request: Request, env: Env, containerId: string): Promise<Response> {
   const path = new URL(request.url).pathname;
-  if ((request.method === "GET" || request.method === "HEAD") && FILE_READ.test(path)) return serve(request, env);
+  // The service's files, readable by anyone who has their URL, from a container as from the CDN.
+  if ((request.method === "GET" || request.method === "HEAD") && routeGroup(path) === "cdn") return serve(request, env);
   const taskId = TASK_CALL.exec(path)?.[1] ?? (await uploadTaskId(env, OBJECT_PUT.exec(path)?.[1]));
   if (!taskId || !(await servesTask(env, containerId, taskId))) {
     return problemResponse(new AppError("UNAUTHORIZED", "A container may call back only for its own task."));

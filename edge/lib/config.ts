@@ -4,23 +4,21 @@ import { parseMailFrom } from "./mail-from";
 
 /** Typed view of the string vars in wrangler.toml, with the defaults the service documents. */
 export function config(env: Env) {
+  const maxUploadBytes = positiveInt(env.MAX_UPLOAD_BYTES, 1024 ** 3);
   return {
     production: env.ENVIRONMENT === "production",
     publicUrl: trimSlash(env.PUBLIC_URL),
     cnPublicUrl: trimSlash(env.CN_PUBLIC_URL || env.PUBLIC_URL),
     edgeUrl: trimSlash(env.EDGE_URL),
     fileTtlSeconds: positiveInt(env.FILE_TTL_SECONDS, 86_400),
-    maxUploadBytes: positiveInt(env.MAX_UPLOAD_BYTES, 1024 ** 3),
+    maxUploadBytes,
     /**
      * The largest request body the platform lets through to the Worker: Cloudflare answers its
      * own 413 above 100 MB (Free, Pro), 200 MB (Business), 500 MB (Enterprise), before the
      * Worker runs (https://developers.cloudflare.com/workers/platform/limits/#request-limits).
      * Unset (locally), a body may carry a MAX_UPLOAD_BYTES file plus a 64 KiB multipart envelope.
      */
-    maxRequestBodyBytes: positiveInt(
-      (env as Env & { MAX_REQUEST_BODY_BYTES?: string }).MAX_REQUEST_BODY_BYTES,
-      positiveInt(env.MAX_UPLOAD_BYTES, 1024 ** 3) + REQUEST_ENVELOPE_BYTES,
-    ),
+    maxRequestBodyBytes: positiveInt(env.MAX_REQUEST_BODY_BYTES, maxUploadBytes + REQUEST_ENVELOPE_BYTES),
     taskTimeoutSeconds: positiveInt(env.TASK_TIMEOUT_SECONDS, 600),
     /** A running task whose transcoder has not reported for this long is failed (it heartbeats every 10 s). */
     heartbeatTimeoutSeconds: positiveInt(env.HEARTBEAT_TIMEOUT_SECONDS, 60),

@@ -102,6 +102,11 @@ export interface RunContainer {
   name: string;
 }
 
+export interface ListOptions {
+  /** Only the containers running now (default: stopped ones too, as a clean-up must remove them). */
+  running?: boolean;
+}
+
 /**
  * Every container of this run, running or not: the TranscoderContainers started from its image
  * and each one's `<name>-proxy` sidecar (workerd starts it from the egress image beside the app
@@ -111,17 +116,17 @@ export interface RunContainer {
  * container is gone. Matched by image name, not `ancestor=` (which matches by image id, shared
  * by every run built from the same Dockerfile).
  */
-export async function containersOfRun(buildId: string, sessions: Set<string> = new Set()): Promise<RunContainer[]> {
-  const all = await dockerPs();
+export async function containersOfRun(buildId: string, sessions: Set<string> = new Set(), options: ListOptions = {}): Promise<RunContainer[]> {
+  const all = await dockerPs(options.running === true);
   for (const container of all) if (container.session && container.image === imageOf(buildId)) sessions.add(container.session);
   return all.filter((container) => container.image === imageOf(buildId) || sessions.has(container.session));
 }
 
 const SESSION_LABEL = "dev.workerd.session";
 
-/** Docker's containers, running or not, with their name, image and workerd session. */
-async function dockerPs(): Promise<(RunContainer & { image: string; session: string })[]> {
-  const { stdout } = await run("docker", ["ps", "-a", "--no-trunc", "--format", `{{.ID}}\t{{.Names}}\t{{.Image}}\t{{.Label "${SESSION_LABEL}"}}`]);
+/** Docker's containers (running or, unless `runningOnly`, not) with their name, image and workerd session. */
+async function dockerPs(runningOnly: boolean): Promise<(RunContainer & { image: string; session: string })[]> {
+  const { stdout } = await run("docker", ["ps", ...(runningOnly ? [] : ["-a"]), "--no-trunc", "--format", `{{.ID}}\t{{.Names}}\t{{.Image}}\t{{.Label "${SESSION_LABEL}"}}`]);
   return stdout.split("\n").filter(Boolean).map((line) => {
     const [id, name, image, session] = line.split("\t") as [string, string, string, string?];
     return { id, name, image, session: session ?? "" };
@@ -145,8 +150,8 @@ export class RunContainers {
     return this;
   }
 
-  list(): Promise<RunContainer[]> {
-    return containersOfRun(this.buildId, this.sessions);
+  list(options: ListOptions = {}): Promise<RunContainer[]> {
+    return containersOfRun(this.buildId, this.sessions, options);
   }
 
   /** `docker rm -f` of every container of this run, then its sessions' volumes; returns how many containers there were. */

@@ -1,5 +1,4 @@
 import { execFile } from "node:child_process";
-import { randomUUID } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { mkdtemp, rm, stat } from "node:fs/promises";
 import http from "node:http";
@@ -8,7 +7,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { unstable_startWorker } from "wrangler";
+import { type ContainerEdge, RunContainers, imageOf, newBuildId, startContainerEdge } from "../../scripts/lib/containers";
 import { newKeyStatements } from "../../shared/accounts";
 
 const run = promisify(execFile);
@@ -23,16 +22,15 @@ const quiet = { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_S
  * policy refuses private hosts; inside the container every name resolves to the sidecar).
  */
 export class ContainerStack {
-  /** The workerd sessions this stack's containers ran under (their sidecars carry the same label). */
-  private readonly sessions = new Set<string>();
-
   private constructor(
     readonly edgeUrl: string,
     readonly inputHost: string,
     /** The image wrangler built from transcoder/Dockerfile for this run. */
     readonly image: string,
+    /** This run's containers and their sidecars, followed by their workerd session. */
+    private readonly runContainers: RunContainers,
     private readonly origin: http.Server,
-    private readonly worker: Awaited<ReturnType<typeof unstable_startWorker>>,
+    private readonly worker: ContainerEdge,
     private readonly persist: string,
   ) {}
 
@@ -61,25 +59,12 @@ export class ContainerStack {
       TASK_TIMEOUT_SECONDS: String(TASK_TIMEOUT_SECONDS),
       ...overrides,
     };
-    const buildId = randomUUID().slice(0, 8);
-    const worker = await unstable_startWorker({
-      config: "wrangler.toml",
-      build: { nodejsCompatMode: "v2" },
-      bindings: Object.fromEntries(Object.entries(vars).map(([name, value]) => [name, { type: "plain_text" as const, value }])),
-      dev: {
-        persist,
-        server: { hostname: "127.0.0.1", port: edgePort },
-        inspector: false,
-        logLevel: process.env.FFEDGE_CONTAINER_LOG === "1" ? "log" : "warn",
-        watch: false,
-        enableContainers: true,
-        // Names this run's image build, as `wrangler dev` does.
-        containerBuildId: buildId,
-        ...(process.env.WRANGLER_DOCKER_BIN ? { dockerPath: process.env.WRANGLER_DOCKER_BIN } : {}),
-      },
+    const buildId = newBuildId();
+    const worker = await startContainerEdge({
+      root: process.cwd(), host: "127.0.0.1", port: edgePort, persist, vars, buildId,
+      logLevel: process.env.FFEDGE_CONTAINER_LOG === "1" ? "log" : "warn",
     });
-    await worker.ready;
-    return new ContainerStack(edgeUrl, inputHost, `cloudflare-dev/transcodercontainer:${buildId}`, origin, worker, persist);
+    return new ContainerStack(edgeUrl, inputHost, imageOf(buildId), new RunContainers(buildId), origin, worker, persist);
   }
 
   /** A URL of the input origin, as a user would write it in a command. */
@@ -111,21 +96,17 @@ export class ContainerStack {
 
   /**
    * This stack's running TranscoderContainers by id, and with `sidecars` their `…-proxy` egress
-   * sidecars: those of this run's image and of the same workerd session, so that other stacks on
-   * this machine do not count.
+   * sidecars: this run's only (scripts/lib/containers.ts), so other stacks on this machine do not count.
    */
   async containers(options: { sidecars?: boolean } = {}): Promise<string[]> {
-    const { stdout } = await run("docker", ["ps", "--format", "{{.ID}} {{.Image}} {{.Label \"dev.workerd.session\"}}"]);
-    const rows = stdout.split("\n").filter(Boolean).map((line) => line.split(" ") as [string, string, string]);
-    for (const [, image, session] of rows) if (image === this.image && session) this.sessions.add(session);
-    return rows.filter(([, image, session]) => image === this.image || (options.sidecars === true && this.sessions.has(session))).map(([id]) => id);
+    const running = await this.runContainers.list({ running: true });
+    return running.filter((container) => options.sidecars === true || !container.name.endsWith("-proxy")).map((container) => container.id);
   }
 
   /** Stops the Worker and removes what wrangler leaves running of this stack (its egress sidecars). */
   async stop(): Promise<void> {
     await this.worker.dispose();
-    const left = await this.containers({ sidecars: true });
-    if (left.length > 0) await run("docker", ["rm", "-f", ...left]);
+    await this.runContainers.remove();
     await new Promise<void>((resolve) => {
       this.origin.closeAllConnections();
       this.origin.close(() => resolve());
