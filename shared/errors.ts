@@ -96,12 +96,76 @@ export const TASK_FAILURE_CODES = [
 ] as const;
 export type TaskFailureCode = (typeof TASK_FAILURE_CODES)[number];
 
-const TITLES: Partial<Record<ErrorCode, string>> = {
+/**
+ * Each code's `title`, written out (URL, HTTP, MD5, JSON spelled as such): a new code does not
+ * compile until it has one.
+ */
+export const ERROR_TITLES: Record<ErrorCode, string> = {
   UNAUTHORIZED: "Unauthorized",
   NOT_FOUND: "Not found",
   METHOD_NOT_ALLOWED: "Method not allowed",
+  VALIDATION_FAILED: "Validation failed",
+  INVALID_JSON: "Invalid JSON",
+  UNSUPPORTED_MEDIA_TYPE: "Unsupported media type",
   PAYLOAD_TOO_LARGE: "Payload too large",
   REQUEST_TOO_LARGE: "Request body too large",
+  BASE64_TOO_LARGE: "Base64 body too large",
+  MISSING_FILE_PART: "Missing file part",
+  INVALID_MULTIPART: "Invalid multipart body",
+  INVALID_DATA_URI: "Invalid data URI",
+  INVALID_BASE64: "Invalid base64",
+  CONTENT_TYPE_MISMATCH: "Content-Type mismatch",
+  EMPTY_FILE: "Empty file",
+  URL_NOT_ALLOWED: "URL not allowed",
+  URL_HOST_BLOCKED: "URL host blocked",
+  URL_UNREACHABLE: "URL unreachable",
+  URL_TIMEOUT: "URL timed out",
+  URL_REMOTE_STATUS: "Remote URL answered an error",
+  URL_TOO_MANY_REDIRECTS: "Too many redirects",
+  SIGNATURE_INVALID: "Invalid signature",
+  SIGNATURE_EXPIRED: "Signature expired",
+  SIZE_MISMATCH: "Size mismatch",
+  COMMAND_EMPTY: "Empty command",
+  COMMAND_TOO_LONG: "Command too long",
+  COMMAND_UNBALANCED_QUOTES: "Unbalanced quotes in command",
+  COMMAND_SHELL_OPERATOR: "Shell operator in command",
+  PROGRAM_NOT_ALLOWED: "Program not allowed",
+  NO_INPUT: "No input",
+  NO_OUTPUT: "No output",
+  INPUT_NOT_ALLOWED: "Input not allowed",
+  OUTPUT_NOT_ALLOWED: "Output not allowed",
+  OPTION_NOT_ALLOWED: "Option not allowed",
+  OPTION_MISSING_VALUE: "Option missing its value",
+  OPTION_RESERVED: "Option reserved by the service",
+  OPTION_VALUE_NOT_ALLOWED: "Option value not allowed",
+  FILTER_NOT_ALLOWED: "Filter not allowed",
+  FILTER_GRAPH_INVALID: "Invalid filter graph",
+  LIMIT_EXCEEDED: "Limit exceeded",
+  TRANSCODER_BUSY: "Transcoder busy",
+  TASK_NOT_RUNNABLE: "Task not runnable",
+  TASK_NOT_FINISHED: "Task not finished",
+  WEBHOOK_NOT_CONFIGURED: "Webhook not configured",
+  RATE_LIMITED: "Rate limited",
+  QUOTA_EXCEEDED: "Quota exceeded",
+  INVALID_CREDENTIALS: "Invalid credentials",
+  EMAIL_NOT_VERIFIED: "Email not verified",
+  TOO_MANY_ATTEMPTS: "Too many attempts",
+  CSRF_FAILED: "CSRF check failed",
+  INVALID_TOKEN: "Invalid token",
+  TUS_VERSION_UNSUPPORTED: "Unsupported tus version",
+  UPLOAD_OFFSET_MISMATCH: "Upload offset mismatch",
+  UPLOAD_LOCKED: "Upload locked",
+  UPLOAD_INCOMPLETE: "Upload incomplete",
+  UPLOAD_INTERRUPTED: "Upload interrupted",
+  UPLOAD_GONE: "Upload gone",
+  INVALID_IDEMPOTENCY_KEY: "Invalid idempotency key",
+  IDEMPOTENCY_KEY_REUSED: "Idempotency key reused",
+  IDEMPOTENCY_KEY_IN_PROGRESS: "Idempotency key in progress",
+  CONFIG_INVALID: "Invalid configuration",
+  UPLOAD_SOURCE_STALLED: "Upload source stalled",
+  STORAGE_FULL: "Storage full",
+  STORAGE_UNAVAILABLE: "Storage unavailable",
+  MAIL_NOT_SENT: "Mail not sent",
   INTERNAL: "Internal error",
 };
 
@@ -141,15 +205,10 @@ export const ProblemSchema = z
 export function problemBody(error: AppError): Record<string, unknown> {
   return {
     type: `https://ffedge.dev/problems/${error.code.toLowerCase().replaceAll("_", "-")}`,
-    title: TITLES[error.code] ?? humanize(error.code),
+    title: ERROR_TITLES[error.code],
     status: error.status,
     detail: error.detail,
     code: error.code,
     ...error.extra,
   };
-}
-
-function humanize(code: string): string {
-  const words = code.toLowerCase().replaceAll("_", " ");
-  return words.charAt(0).toUpperCase() + words.slice(1);
 }

@@ -5,6 +5,7 @@ import { dispatcherFor } from "../dispatch/dispatcher";
 import { requireApiKey, socketUntilCredentialEnds, untilCredentialEnds } from "../lib/auth";
 import { bearerSecurity, createApp, problemResponses } from "../lib/openapi";
 import { watcherUpgrade } from "../tasks/fan-out";
+import { writeCancelNote } from "../tasks/logs";
 import { discardTaskFiles, logKey } from "../tasks/outputs";
 import { presentTask } from "../tasks/present";
 import { deleteTaskRecords, requireOwnTask } from "../tasks/repository";
@@ -42,7 +43,8 @@ taskActions.openapi(
   createRoute({
     method: "post", path: "/v1/tasks/{task_id}/cancel", tags: ["Tasks"], security: bearerSecurity,
     summary: "Cancel a pending or running task",
-    description: "A pending task never starts; a running task's ffmpeg is stopped. Either way the task ends `failed` with `error_code: CANCELED`.",
+    description:
+      "A pending task never starts; a running task's ffmpeg is stopped. Either way the task ends `failed` with `error_code: CANCELED` and `canceled_at`, and keeps its log: what ffmpeg wrote until it was stopped, or a line saying it never ran.",
     request: { params: TaskIdParamSchema },
     responses: { 200: { description: "The canceled task", content: { "application/json": { schema: TaskSchema } } }, ...taskResponses, 409: { description: "The task has already finished" } },
   }),
@@ -51,6 +53,7 @@ taskActions.openapi(
     const row = await requireOwnTask(c.env.DB, c.get("userId"), task_id);
     const result = await cancelTask(c.env, task_id);
     if (!result.canceled) throw new AppError("TASK_NOT_RUNNABLE", `Task '${task_id}' has already finished (${result.state?.status ?? row.status}); there is nothing to cancel.`);
+    await writeCancelNote(c.env, row.user_id, result.state ?? { task_id, started_at: row.started_at });
     if (result.target) c.executionCtx.waitUntil(dispatcherFor(c.env).cancel(task_id, result.target));
     // The row still says pending/running; the live state carries the end just written to D1.
     return c.json(presentTask(c.env, row, result.state), 200);
@@ -61,6 +64,7 @@ taskActions.openapi(
   createRoute({
     method: "get", path: "/v1/tasks/{task_id}/logs", tags: ["Tasks"], security: bearerSecurity,
     summary: "ffmpeg's output (stderr) for the task, capped at 256 KiB",
+    description: "Available once the task has ended. A canceled task's log holds what ffmpeg wrote until it was stopped, then a line saying so; one canceled before ffmpeg ran holds only that line.",
     request: { params: TaskIdParamSchema },
     responses: { 200: { description: "The log", content: { "text/plain": { schema: z.string() } } }, ...taskResponses },
   }),

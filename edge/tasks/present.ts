@@ -30,6 +30,7 @@ export function presentTask(env: Env, row: TaskRow, live?: LiveState, now = Date
     task.error = row.error ?? live?.error ?? "The task failed.";
     const code = row.error_code ?? live?.error_code;
     if (code) task.error_code = code;
+    if (code === "CANCELED" && finishedAt) task.canceled_at = finishedAt;
   }
   return task;
 }
@@ -39,10 +40,11 @@ export function presentTask(env: Env, row: TaskRow, live?: LiveState, now = Date
  * command and flags, and with its failure named by code only.
  */
 export function presentPublicTask(task: Task): PublicTask {
-  const { task_id, status, progress, eta_seconds, outputs, error_code, created_at, started_at, finished_at, elapsed, total_elapsed } = task;
+  const { task_id, status, progress, eta_seconds, outputs, error_code, canceled_at, created_at, started_at, finished_at, elapsed, total_elapsed } = task;
   return {
     task_id, status, progress, ...(eta_seconds === undefined ? {} : { eta_seconds }), ...(outputs ? { outputs } : {}),
     ...(task.error === undefined ? {} : { error: `The task failed (${error_code ?? "FAILED"}). Its details are shown only with the owner's API key.`, ...(error_code ? { error_code } : {}) }),
+    ...(canceled_at ? { canceled_at } : {}),
     created_at, started_at, finished_at, elapsed, total_elapsed,
   };
 }
@@ -58,6 +60,7 @@ export function presentLive(env: Env, state: LiveState, now = Date.now()): TaskE
     finished_at: state.finished_at,
     ...(state.status === "completed" && state.outputs ? { outputs: presentOutputs(env, state.user_id, state.task_id, state.outputs, false) } : {}),
     ...(state.status === "failed" ? { error: state.error ?? "The task failed.", ...(state.error_code ? { error_code: state.error_code } : {}) } : {}),
+    ...(state.status === "failed" && state.error_code === "CANCELED" && state.finished_at ? { canceled_at: state.finished_at } : {}),
   };
 }
 

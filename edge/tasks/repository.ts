@@ -1,6 +1,6 @@
 import { AppError } from "../../shared/errors";
 import type { TaskFailureCode } from "../../shared/errors";
-import type { TaskStatus } from "../../shared/schemas/tasks";
+import type { TaskStatus, TaskStatusFilter } from "../../shared/schemas/tasks";
 import type { StoredOutput } from "./state";
 
 /** A row of the `tasks` table. */
@@ -93,9 +93,15 @@ export async function findTask(db: D1Database, userId: string, taskId: string): 
   return db.prepare("SELECT * FROM tasks WHERE id = ? AND user_id = ?").bind(taskId, userId).first<TaskRow>();
 }
 
-export async function listTasks(db: D1Database, userId: string, query: { status?: TaskStatus; limit: number; offset: number }): Promise<{ total: number; rows: TaskRow[] }> {
-  const where = query.status ? "user_id = ? AND status = ?" : "user_id = ?";
-  const params = query.status ? [userId, query.status] : [userId];
+/**
+ * A page of the user's tasks, newest first. `canceled` is the failed tasks their owner canceled;
+ * `failed` includes them, as their status says.
+ */
+export async function listTasks(db: D1Database, userId: string, query: { status?: TaskStatusFilter; limit: number; offset: number }): Promise<{ total: number; rows: TaskRow[] }> {
+  const [where, params] =
+    query.status === undefined ? ["user_id = ?", [userId]]
+    : query.status === "canceled" ? ["user_id = ? AND status = 'failed' AND error_code = 'CANCELED'", [userId]]
+    : ["user_id = ? AND status = ?", [userId, query.status]];
   const [count, page] = await db.batch<{ total: number } | TaskRow>([
     db.prepare(`SELECT COUNT(*) AS total FROM tasks WHERE ${where}`).bind(...params),
     db.prepare(`SELECT * FROM tasks WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`).bind(...params, query.limit, query.offset),

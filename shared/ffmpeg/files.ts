@@ -1,7 +1,8 @@
 import { AppError, type ErrorCode } from "../errors";
 import { checkFetchUrl, type UrlPolicyOptions } from "../net/url-policy";
-import { OUTPUT_EXTENSIONS, PLAYLIST_EXTENSIONS } from "./formats";
+import { EXTENSION_MUXERS, MUXER_EXTENSIONS, OUTPUT_EXTENSIONS, PLAYLIST_EXTENSIONS, SEGMENT_MUXERS } from "./formats";
 import { hasControlCharacter, quote, refuse } from "./refusal";
+import type { OutputSpec } from "./types";
 
 export const MAX_OUTPUT_NAME_LENGTH = 128;
 
@@ -63,6 +64,34 @@ function outputNameProblem(name: string): string | undefined {
   const extension = extensionOf(name);
   if (!OUTPUT_EXTENSIONS.has(extension)) return `does not end with an allowed extension (${[...OUTPUT_EXTENSIONS].join(", ")})`;
   return undefined;
+}
+
+/** The muxer that writes an output: the one `-f` names, else the one ffmpeg picks by its extension. */
+export function outputMuxer(output: OutputSpec): string | undefined {
+  return output.options.findLast((use) => use.base === "f")?.value ?? EXTENSION_MUXERS[extensionOf(output.filename)];
+}
+
+/**
+ * An output's name says what is in it (the CDN serves it with that extension's type): a muxer
+ * forced with `-f` (or a segment format) must be one that writes files with the output's
+ * extension. A segment muxer writes single files, never playlists.
+ */
+export function checkOutputContainer(output: OutputSpec): void {
+  const value = (base: string) => output.options.findLast((use) => use.base === base)?.value;
+  const forced = value("f");
+  if (forced === undefined) return;
+  const extension = extensionOf(output.filename);
+  const format = SEGMENT_MUXERS.has(forced) ? value("segment_format") : forced;
+  if (format === undefined) {
+    const guessed = EXTENSION_MUXERS[extension];
+    if (guessed === "hls" || guessed === "dash") throw refuse("OUTPUT_NOT_ALLOWED", output.filename, `'-f ${forced}' writes single-file segments, not a .${extension} playlist; name the segments with a media extension (such as 'part_%03d.ts'), or drop '-f ${forced}' for a .${extension} output.`);
+    return;
+  }
+  const extensions = MUXER_EXTENSIONS[format] ?? [];
+  if (!extensions.includes(extension)) {
+    const how = format === forced ? `'-f ${forced}'` : `'-segment_format ${format}'`;
+    throw refuse("OUTPUT_NOT_ALLOWED", output.filename, `The output ${quote(output.filename)} is written as ${how}, whose files end in ${extensions.map((each) => `.${each}`).join(", ")}; name it with one of those, or drop the option and let the name choose the format.`);
+  }
 }
 
 /** The part after the last dot, lower-cased ("" without one). */

@@ -5,20 +5,52 @@
  */
 
 /**
- * Output formats. Not `tee` / `fifo` (they wrap arbitrary outputs, URLs included), not `dash`
- * (its file naming is not ours to predict), not `null` (a task must produce files), and no
- * devices or network muxers (`rtp`, `rtsp`, `udp`...).
+ * The muxer ffmpeg picks for an output name without `-f` (libavformat's av_guess_format, by
+ * the muxers' "Common extensions" in the pinned ffmpeg). Every extension an output may have
+ * maps to an allowed muxer, so a name alone never selects one that is not.
  */
-export const MUXERS: ReadonlySet<string> = new Set([
-  "mp4", "mov", "ipod", "matroska", "webm", "mpegts", "hls", "segment", "stream_segment", "ssegment",
-  "image2", "gif", "apng", "webp", "avif", "mp3", "adts", "ogg", "oga", "opus", "wav", "flac",
-  "srt", "webvtt", "ass",
-]);
+export const EXTENSION_MUXERS: Readonly<Record<string, string>> = {
+  mp4: "mp4", m4v: "ipod", m4a: "ipod", mov: "mov", mkv: "matroska", mka: "matroska", webm: "webm", avi: "avi", flv: "flv",
+  ts: "mpegts", m3u8: "hls", mpd: "dash", mp3: "mp3", aac: "adts", ogg: "ogg", oga: "oga", opus: "opus", wav: "wav", flac: "flac",
+  gif: "gif", apng: "apng", png: "image2", jpg: "image2", jpeg: "image2", webp: "webp", avif: "avif", srt: "srt", vtt: "webvtt", ass: "ass",
+};
+
+const MP4_FAMILY = ["mp4", "m4v", "m4a", "mov", "m4s"];
+const MATROSKA_FAMILY = ["mkv", "mka", "webm"];
+const OGG_FAMILY = ["ogg", "oga", "opus"];
+
+/**
+ * What each output format a command may force with `-f` writes, as the extensions its files
+ * may have: the name of an output (and so the type the CDN serves it as) agrees with what is
+ * in it. Not `tee` / `fifo` (they wrap arbitrary outputs, URLs included), not `null` (a task
+ * must produce files), and no devices or network muxers (`rtp`, `rtsp`, `udp`...). `hls` and
+ * `dash` write segments next to their playlist under names the service predicts (hlsenc.c,
+ * dashenc.c defaults; see DASH_SEGMENT_NAME).
+ */
+export const MUXER_EXTENSIONS: Readonly<Record<string, readonly string[]>> = {
+  mp4: MP4_FAMILY, mov: MP4_FAMILY, ipod: MP4_FAMILY, matroska: MATROSKA_FAMILY, webm: MATROSKA_FAMILY, avi: ["avi"], flv: ["flv"],
+  mpegts: ["ts"], hls: ["m3u8"], dash: ["mpd"], mp3: ["mp3"], adts: ["aac"], ogg: OGG_FAMILY, oga: OGG_FAMILY, opus: OGG_FAMILY,
+  wav: ["wav"], flac: ["flac"], gif: ["gif"], apng: ["apng", "png"], webp: ["webp"], avif: ["avif"],
+  image2: ["png", "jpg", "jpeg", "webp", "avif", "gif"], srt: ["srt"], webvtt: ["vtt"], ass: ["ass"],
+};
+
+/** Muxers that cut their output into numbered files, each written with a single-file format (SEGMENT_FORMATS). */
+export const SEGMENT_MUXERS: ReadonlySet<string> = new Set(["segment", "stream_segment", "ssegment"]);
+
+/** Output formats a command may name with `-f`. */
+export const MUXERS: ReadonlySet<string> = new Set([...Object.keys(MUXER_EXTENSIONS), ...SEGMENT_MUXERS]);
 
 /** What `-f segment` may write each segment as: single-file formats, not playlists or image sequences. */
 export const SEGMENT_FORMATS: ReadonlySet<string> = new Set([
-  "mp4", "mov", "matroska", "webm", "mpegts", "mp3", "adts", "ogg", "opus", "wav", "flac", "webvtt",
+  "mp4", "mov", "matroska", "webm", "mpegts", "avi", "flv", "mp3", "adts", "ogg", "opus", "wav", "flac", "webvtt",
 ]);
+
+/**
+ * The files the dash muxer writes next to its manifest under its default templates
+ * (`init-stream$RepresentationID$.$ext$`, `chunk-stream$RepresentationID$-$Number%05d$.$ext$`):
+ * the only names the service lets it use (`-init_seg_name` and `-media_seg_name` are refused).
+ */
+export const DASH_SEGMENT_NAME = /^(init-stream\d+|chunk-stream\d+-\d{5,})\.(m4s|webm)$/;
 
 /**
  * Forced input formats. Inputs are downloaded files, so only plain file formats: not `lavfi`
@@ -58,13 +90,11 @@ export const BITSTREAM_FILTERS: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * Extensions an output (or a segment / playlist it writes) may have: media, images, subtitles
- * and HLS playlists. No `.mpd` (the dash muxer is not allowed) and no text or script formats.
+ * Extensions an output (or a segment / playlist it writes) may have: media, images, subtitles,
+ * HLS playlists and DASH manifests, plus `.m4s` for fragmented MP4 segments. No text or script
+ * formats.
  */
-export const OUTPUT_EXTENSIONS: ReadonlySet<string> = new Set([
-  "mp4", "m4a", "m4v", "mov", "mkv", "mka", "webm", "ts", "m3u8", "m4s", "mp3", "aac", "ogg", "oga", "opus",
-  "wav", "flac", "gif", "png", "apng", "jpg", "jpeg", "webp", "avif", "srt", "vtt", "ass",
-]);
+export const OUTPUT_EXTENSIONS: ReadonlySet<string> = new Set([...Object.keys(EXTENSION_MUXERS), "m4s"]);
 
 /**
  * Extensions of input URLs that are playlists or scripts naming other files. The transcoder

@@ -194,6 +194,10 @@ export const OPTIONS: Readonly<Record<string, OptionRule>> = {
   segment_format: output(namedIn(SEGMENT_FORMATS, "a segment format")), segment_list: output(outputFile, { rewrite: "output-path" }),
   segment_list_type: output(oneOf("flat", "csv", "ext", "ffconcat", "m3u8", "hls")), segment_list_size: output(integer(0, 100_000)),
   segment_start_number: output(integer(0, 1_000_000_000)), segment_wrap: output(integer(0, 100_000)), reset_timestamps: output(boolean),
+  // dash: segments keep the muxer's default names (formats.ts DASH_SEGMENT_NAME)
+  seg_duration: output(decimal(0.1, 3600)), use_template: output(boolean), use_timeline: output(boolean),
+  dash_segment_type: output(oneOf("auto", "mp4", "webm")),
+  adaptation_sets: output(matching(/^id=\d{1,3},streams=([avs]|\d{1,3}(,\d{1,3}){0,31})( id=\d{1,3},streams=([avs]|\d{1,3}(,\d{1,3}){0,31})){0,31}$/, "adaptation sets such as 'id=0,streams=v id=1,streams=a'")),
 };
 
 /** Harmless duplicates of what the service sets itself: real commands are full of `-y`, so they are dropped silently. */
@@ -241,6 +245,9 @@ export const REFUSED_OPTIONS: Readonly<Record<string, OptionRefusal>> = {
   ...refusals("OPTION_NOT_ALLOWED", "reads inputs in real time, which only makes a task slower", ["re", "readrate"]),
   ...refusals("OPTION_NOT_ALLOWED", "names files after the clock, so the service cannot tell which files a task writes", [
     "strftime", "strftime_mkdir", "use_localtime", "use_localtime_mkdir",
+  ]),
+  ...refusals("OPTION_NOT_ALLOWED", "names files by a template the service does not predict; DASH segments keep their default names (init-stream<N>.m4s, chunk-stream<N>-<number>.m4s)", [
+    "init_seg_name", "media_seg_name", "single_file_name", "hls_playlist", "hls_master_name",
   ]),
   ...refusals("OPTION_NOT_ALLOWED", "matches files on the transcoder's disk by a pattern", ["pattern_type"]),
   ...refusals("OPTION_NOT_ALLOWED", "can loop an animated input forever", ["ignore_loop"]),

@@ -1,7 +1,8 @@
 import type { UrlPolicyOptions } from "../net/url-policy";
 import { type CheckContext, newNotes, type PolicyNotes } from "./context";
 import { refuseLoopingValue } from "./checks";
-import { checkInputUrl, checkOutputName, extensionOf, inputFileName } from "./files";
+import { checkInputUrl, checkOutputContainer, checkOutputName, inputFileName, outputMuxer } from "./files";
+import { DASH_SEGMENT_NAME } from "./formats";
 import type { PolicyLimits } from "./limits";
 import { OPTIONS } from "./options";
 import { hasControlCharacter, quote, refuse } from "./refusal";
@@ -48,17 +49,36 @@ function checkCounts(parsed: ParsedCommand, limits: PolicyLimits): void {
   if (extraOutput) throw refuse("LIMIT_EXCEEDED", extraOutput.filename, `The command has ${parsed.outputs.length} outputs; the limit is ${limits.maxOutputs}.`);
 }
 
-/** Output names: each a safe plain name, used once, and not the name of an input. Returns the names in use. */
+/**
+ * Output names: each a safe plain name, used once, not the name of an input, and saying what
+ * its muxer writes. Returns the names in use.
+ */
 function checkOutputNames(parsed: ParsedCommand): Set<string> {
   const inputNames = new Set(parsed.inputs.map((input) => inputFileName(input.url)));
   const names = new Set<string>();
-  for (const { filename } of parsed.outputs) {
+  checkDashSegments(parsed);
+  for (const output of parsed.outputs) {
+    const { filename } = output;
     checkOutputName(filename);
+    checkOutputContainer(output);
     if (inputNames.has(filename)) throw refuse("OUTPUT_NOT_ALLOWED", filename, `The output ${quote(filename)} has the same name as an input; name it differently.`);
     if (names.has(filename)) throw refuse("OUTPUT_NOT_ALLOWED", filename, `The output ${quote(filename)} is named twice.`);
     names.add(filename);
   }
   return names;
+}
+
+/**
+ * The dash muxer names its segments itself (DASH_SEGMENT_NAME), the same for every manifest:
+ * one DASH output per task, and no other file of the task under one of those names.
+ */
+function checkDashSegments(parsed: ParsedCommand): void {
+  const dash = parsed.outputs.filter((output) => outputMuxer(output) === "dash");
+  if (dash.length > 1) throw refuse("OUTPUT_NOT_ALLOWED", dash[1]!.filename, `The command writes two DASH manifests (${quote(dash[0]!.filename)} and ${quote(dash[1]!.filename)}), whose segments would have the same names; submit one task for each.`);
+  if (dash.length === 0) return;
+  const named = [...parsed.outputs.map((output) => output.filename), ...parsed.outputs.flatMap((output) => output.options.filter((use) => OPTIONS[use.base]?.rewrite === "output-path").map((use) => use.value!))];
+  const clash = named.find((name) => DASH_SEGMENT_NAME.test(name.replace(/%0?\d*d/g, "1".repeat(5))));
+  if (clash) throw refuse("OUTPUT_NOT_ALLOWED", clash, `${quote(clash)} would have the name of a segment of the DASH manifest ${quote(dash[0]!.filename)} (init-stream<N>, chunk-stream<N>-<number>); name it differently.`);
 }
 
 function checkValue(use: OptionUse, context: CheckContext): void {
@@ -214,14 +234,11 @@ function pickedStreams(
 }
 
 /** Muxers with a default audio codec, for which ffmpeg picks an audio stream (av_guess_codec). */
-const AUDIO_MUXERS: ReadonlySet<string> = new Set(["mp4", "mov", "ipod", "matroska", "webm", "mpegts", "hls", "mp3", "adts", "ogg", "oga", "opus", "wav", "flac"]);
-/** Output extensions ffmpeg gives one of those muxers. */
-const AUDIO_EXTENSIONS: ReadonlySet<string> = new Set(["mp4", "m4a", "m4v", "mov", "mkv", "mka", "webm", "ts", "m3u8", "mp3", "aac", "ogg", "oga", "opus", "wav", "flac"]);
+const AUDIO_MUXERS: ReadonlySet<string> = new Set(["mp4", "mov", "ipod", "matroska", "webm", "avi", "flv", "mpegts", "hls", "dash", "mp3", "adts", "ogg", "oga", "opus", "wav", "flac"]);
 
 function takesAudio(output: OutputSpec): boolean {
-  const format = output.options.findLast((use) => use.base === "f")?.value;
-  if (format !== undefined) return AUDIO_MUXERS.has(format);
-  return AUDIO_EXTENSIONS.has(extensionOf(output.filename));
+  const muxer = outputMuxer(output);
+  return muxer !== undefined && AUDIO_MUXERS.has(muxer);
 }
 
 /** img2dec.c makes its one stream audio when `-c:a`/`-acodec` forces an audio decoder on the input. */

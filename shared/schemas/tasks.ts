@@ -35,7 +35,10 @@ export const TaskSchema = z
     with_metadata: z.boolean(),
     outputs: z.array(OutputSchema).optional(),
     error: z.string().optional().meta({ description: "Why the task failed: the reason plus the tail of ffmpeg's output" }),
-    error_code: z.enum(TASK_FAILURE_CODES).optional(),
+    error_code: z.enum(TASK_FAILURE_CODES).optional().meta({ description: "Failed tasks: why, as a stable code. `CANCELED`: the owner canceled the task (POST /v1/tasks/{task_id}/cancel)" }),
+    canceled_at: z.string().optional().meta({
+      description: "Only on a task its owner canceled: when (the same as finished_at). A canceled task keeps status `failed` (FFHub's clients stop polling on completed or failed) with error_code `CANCELED`; show it as canceled when this field is present",
+    }),
     retries: z.number().int().nonnegative().meta({ description: "Times the task was started again because its transcoder was lost (at most 2; then it fails TRANSCODER_LOST)" }),
     created_at: z.string(),
     started_at: z.string().nullable(),
@@ -53,7 +56,7 @@ export type Task = z.infer<typeof TaskSchema>;
  * ffmpeg's messages (they quote inputs and their metadata).
  */
 export const PublicTaskSchema = TaskSchema.pick({
-  task_id: true, status: true, progress: true, eta_seconds: true, outputs: true, error: true, error_code: true,
+  task_id: true, status: true, progress: true, eta_seconds: true, outputs: true, error: true, error_code: true, canceled_at: true,
   created_at: true, started_at: true, finished_at: true, elapsed: true, total_elapsed: true,
 }).meta({ id: "PublicTask", description: "A task as GET /v1/tasks/{task_id} returns it to a request without a key" });
 export type PublicTask = z.infer<typeof PublicTaskSchema>;
@@ -65,12 +68,18 @@ export const decimalInteger = (min: number, max: number) =>
   z.string().regex(/^[0-9]{1,9}$/, "must be a decimal integer").transform(Number).pipe(z.number().int().min(min).max(max));
 
 /** Unknown parameters (one FFHub connector sends `user_id`) are ignored. */
+/** A task status, or `canceled`: the failed tasks their owner canceled. */
+export type TaskStatusFilter = TaskStatus | "canceled";
+
 export const ListTasksQuerySchema = z.object({
   status: z
-    .enum([...TASK_STATUSES, "succeeded"])
+    .enum([...TASK_STATUSES, "canceled", "succeeded"])
     .optional()
-    .transform((status) => (status === "succeeded" ? "completed" : status))
-    .meta({ description: "`succeeded` (FFHub's CLI) means `completed`" }),
+    .transform((status): TaskStatusFilter | undefined => (status === "succeeded" ? "completed" : status))
+    .meta({
+      description:
+        "`succeeded` (FFHub's CLI) means `completed`. `canceled` lists the tasks their owner canceled (status `failed`, error_code `CANCELED`); `failed` lists every task whose status is failed, canceled ones included",
+    }),
   limit: decimalInteger(1, 100).optional().default(10),
   offset: decimalInteger(0, 1_000_000_000).optional().default(0),
 });
@@ -78,7 +87,7 @@ export const ListTasksQuerySchema = z.object({
 export const TaskListSchema = z.object({ total: z.number().int(), tasks: z.array(TaskSchema) }).meta({ id: "TaskList" });
 
 /** What live watchers (`GET /v1/tasks/{id}/events`) receive on every change. */
-export const TaskEventSchema = TaskSchema.pick({ task_id: true, status: true, progress: true, eta_seconds: true, started_at: true, finished_at: true, outputs: true, error: true, error_code: true }).meta({ id: "TaskEvent" });
+export const TaskEventSchema = TaskSchema.pick({ task_id: true, status: true, progress: true, eta_seconds: true, started_at: true, finished_at: true, outputs: true, error: true, error_code: true, canceled_at: true }).meta({ id: "TaskEvent" });
 export type TaskEvent = z.infer<typeof TaskEventSchema>;
 
 /** `{task_id}` in paths. */

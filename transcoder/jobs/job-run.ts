@@ -14,6 +14,7 @@ import type { JobContext, User } from "../sandbox/isolation";
 import type { RunResult } from "../sandbox/process";
 import { CallbackError, EdgeClient } from "./edge-client";
 import { JobFailure, ranOutOfSpace, workspaceFull } from "./failure";
+import { ffmpegFailure } from "./ffmpeg-failure";
 import { RuntimeGuard } from "./guard";
 import { downloadInputs, inputsToScreen, screenInputs } from "./inputs";
 import { type OutputFile, type OutputLimits, checkExpected, collectOutputs, contentTypeOf, declaredOutputs, inCommandOrder, onlyDeclared, watchOutputs } from "./outputs";
@@ -37,8 +38,6 @@ export interface JobDeps {
 }
 
 const MAX_ERROR_LENGTH = 8192;
-const STDERR_TAIL_LINES = 20;
-const STDERR_TAIL_BYTES = 4096;
 const DECODER_PIXEL_HEADROOM = 1.25;
 /** Our own outputs may also be single images, which ffprobe reads with image2 because of their extension. */
 const OUTPUT_FORMAT_WHITELIST = `${FORMAT_WHITELIST},image2`;
@@ -123,9 +122,15 @@ export class JobRun {
       clearTimeout(deadline);
       this.workOver.resolve();
     }
-    if (this.ffmpegLog !== undefined && report.type !== "handed_back") report = { ...report, log: this.ffmpegLog };
+    if (this.ffmpegLog !== undefined && report.type !== "handed_back") report = { ...report, log: this.logWithStop(this.ffmpegLog, report) };
     await this.timed("report", () => this.reporter.finish(report));
     this.log.info({ outcome: report.type, error_code: report.type === "failed" ? report.error_code : undefined, phases_ms: this.phases }, "job finished");
+  }
+
+  /** ffmpeg stopped by the service (cancel, time limit, output cap) ends its log saying why, so the log never looks cut off. */
+  private logWithStop(log: string, report: TerminalReport): string {
+    if (report.type !== "failed" || !this.signal.aborted) return log;
+    return lastBytes(`${log}${log === "" || log.endsWith("\n") ? "" : "\n"}[ffedge] ffmpeg was stopped: ${report.error}\n`, JOB_LOG_MAX_BYTES);
   }
 
   private async timed<T>(phase: string, work: () => Promise<T>): Promise<T> {
@@ -256,7 +261,7 @@ export class JobRun {
     if (result.signal === "SIGXFSZ") throw new JobFailure("OUTPUT_LIMIT_EXCEEDED", `An output grew past the limit of ${this.outputLimits.maxFileBytes} bytes for one file.`);
     if (result.signal === "SIGXCPU") throw new JobFailure("TIMEOUT", "ffmpeg used up its CPU-time limit and was stopped.");
     if (result.code !== 0 && ranOutOfSpace(result.stderr)) throw workspaceFull("ffmpeg could not write its outputs");
-    if (result.code !== 0) throw unreadableInput(result, streams.inputs, parsed, files.inputs) ?? new JobFailure("FFMPEG_FAILED", ffmpegFailure(result, files));
+    if (result.code !== 0) throw unreadableInput(result, streams.inputs, parsed, files.inputs) ?? new JobFailure("FFMPEG_FAILED", ffmpegFailure(withoutLocalPaths(result.stderr, files), result));
   }
 
   /** Uploads every output; the edge's receipts by file name (the terminal report passes them on). */
@@ -353,20 +358,6 @@ function unreadableInput(result: RunResult, described: readonly (FileFacts | und
       ? `${label} is not in a format the service accepts (playlists, concat scripts, devices and generators are refused).`
       : `${label} could not be read as audio, video, an image or subtitles.`,
   );
-}
-
-/**
- * A one-line reason (ffmpeg's last line is usually the error itself) and the end of its stderr,
- * with our local paths replaced: inputs by "input N", outputs by their own names.
- */
-function ffmpegFailure(result: RunResult, files: JobFiles): string {
-  const stderr = withoutLocalPaths(result.stderr, files);
-  const lines = stderr.split("\n").map((line) => line.trimEnd()).filter(Boolean).slice(-STDERR_TAIL_LINES);
-  const exit = result.signal ? `ffmpeg was killed by ${result.signal}` : `ffmpeg exited with code ${result.code}`;
-  const last = lines.at(-1)?.trim().slice(0, 300);
-  let tail = lines.join("\n");
-  if (Buffer.byteLength(tail) > STDERR_TAIL_BYTES) tail = Buffer.from(tail).subarray(-STDERR_TAIL_BYTES).toString("utf8");
-  return `${exit}${last ? `: ${last}` : "."}${tail ? `\n${tail}` : ""}`.slice(0, MAX_ERROR_LENGTH);
 }
 
 /** ffmpeg's words with our local paths replaced: inputs by "input N", outputs by their own names. */

@@ -1,6 +1,8 @@
 import { lstat, readdir } from "node:fs/promises";
 import path from "node:path";
 import type { OptionUse, ParsedCommand } from "../../shared/ffmpeg/index";
+import { outputMuxer } from "../../shared/ffmpeg/files";
+import { DASH_SEGMENT_NAME } from "../../shared/ffmpeg/formats";
 import { OPTIONS } from "../../shared/ffmpeg/options";
 import { JobFailure } from "./failure";
 
@@ -67,7 +69,8 @@ export interface DeclaredOutputs {
 /**
  * The output names a command declares, and the files that go with them: names in options that
  * write files (`-hls_segment_filename`, `-segment_list`, `-master_pl_name`,
- * `-hls_fmp4_init_filename`) and the HLS muxer's default segment and init names. Anything else
+ * `-hls_fmp4_init_filename`), the HLS muxer's default segment and init names, and the dash
+ * muxer's segments (it may use only its default names). Anything else
  * ffmpeg writes on its own (x264's `ffmpeg2pass-0.log` with `-flags +pass1`, temporary files)
  * is not an output and is never published.
  */
@@ -80,6 +83,7 @@ export function declaredOutputs(parsed: ParsedCommand): DeclaredOutputs {
       if (use.value !== undefined && (OPTIONS[use.base]?.rewrite === "output-path" || SIDE_FILE_OPTIONS.has(use.base))) matchers.push(nameMatcher(use.value));
     }
     if (isHls(output.filename, output.options)) matchers.push(...hlsDefaults(output.filename, output.options));
+    if (outputMuxer(output) === "dash") matchers.push(DASH_SEGMENT_NAME);
   }
   return { names, matchers };
 }

@@ -277,9 +277,26 @@ export function describe(raw: string): string {
   }
 }
 
+/** What Node's error codes for a failed connection mean, in words a user can act on. */
+const CONNECTION_WORDS: Record<string, string> = {
+  ECONNREFUSED: "connection refused",
+  ECONNRESET: "the connection was reset",
+  ECONNABORTED: "the connection broke off",
+  EPIPE: "the connection broke off",
+  ERR_STREAM_PREMATURE_CLOSE: "the connection closed before the whole body arrived",
+  ENOTFOUND: "the name does not resolve",
+  EAI_AGAIN: "the name could not be resolved (DNS did not answer)",
+  EHOSTUNREACH: "no route to the host",
+  ENETUNREACH: "no route to the host",
+};
+
 function reason(error: unknown): string {
   if (error instanceof Error) {
     const code = (error as NodeJS.ErrnoException).code;
+    if (code && CONNECTION_WORDS[code]) return CONNECTION_WORDS[code];
+    if (code === "ETIMEDOUT") return error.message.startsWith("no response") ? error.message : "the connection timed out";
+    // Certificate and handshake failures: Node's message says which ("self-signed certificate", ...).
+    if (code && /^(ERR_TLS_|ERR_SSL_|CERT_|DEPTH_ZERO|SELF_SIGNED|UNABLE_TO_)/.test(code)) return `the TLS handshake failed: ${error.message}`;
     return code ? `${code}` : error.message;
   }
   return String(error);

@@ -28,6 +28,35 @@ describe("POST /v1/tasks/{id}/cancel", () => {
     expect(await taskStub(env, taskId).claimDispatch()).toEqual({ ok: false, reason: "final" });
   });
 
+  it("marks the task canceled_at its end and leaves a log saying it never ran, for a task canceled before it started", async () => {
+    const { key } = await createUser();
+    const taskId = await newTask(key);
+    const canceled = await (await api(`/v1/tasks/${taskId}/cancel`, key, { method: "POST" })).json<{ canceled_at: string; finished_at: string; started_at: string | null }>();
+    expect(canceled.canceled_at).toBe(canceled.finished_at);
+    expect(canceled.started_at).toBeNull();
+    expect(await (await api(`/v1/tasks/${taskId}`, key)).json()).toMatchObject({ status: "failed", error_code: "CANCELED", canceled_at: canceled.finished_at });
+    const log = await api(`/v1/tasks/${taskId}/logs`, key);
+    expect(log.status).toBe(200);
+    expect(await log.text()).toBe("[ffedge] The task was canceled before it started; ffmpeg never ran.\n");
+  });
+
+  it("leaves a log saying ffmpeg wrote nothing for a running task, until the transcoder sends ffmpeg's own", async () => {
+    const { key } = await createUser();
+    const taskId = await newTask(key);
+    await taskStub(env, taskId).report({ type: "started", seq: 0 });
+    expect((await api(`/v1/tasks/${taskId}/cancel`, key, { method: "POST" })).status).toBe(200);
+    expect(await (await api(`/v1/tasks/${taskId}/logs`, key)).text()).toMatch(/^\[ffedge\] The task was canceled at the user's request before ffmpeg wrote anything\.\n$/);
+  });
+
+  it("keeps a log ffmpeg's run stored just before the cancel", async () => {
+    const { key, userId } = await createUser();
+    const taskId = await newTask(key);
+    await taskStub(env, taskId).report({ type: "started", seq: 0 });
+    await env.FILES.put(logKey(userId, taskId), "frame=  10 fps=0.0\n");
+    expect((await api(`/v1/tasks/${taskId}/cancel`, key, { method: "POST" })).status).toBe(200);
+    expect(await (await api(`/v1/tasks/${taskId}/logs`, key)).text()).toBe("frame=  10 fps=0.0\n");
+  });
+
   it("answers 409 for a task that has already finished", async () => {
     const { key } = await createUser();
     const taskId = await newTask(key);
@@ -71,6 +100,18 @@ describe("GET /v1/tasks/{id}/events", () => {
     await taskStub(env, taskId).failTask("CANCELED", "stop");
     expect((await readEvents(first)).at(-1)!.event).toBe("failed");
     expect((await readEvents(second)).at(-1)!.event).toBe("failed");
+  });
+
+  it("says canceled_at in the final event of a canceled task, and nothing of it for another failure", async () => {
+    const { key } = await createUser();
+    const canceled = await newTask(key);
+    const watching = await api(`/v1/tasks/${canceled}/events`, key);
+    await api(`/v1/tasks/${canceled}/cancel`, key, { method: "POST" });
+    const last = (await readEvents(watching)).at(-1)!;
+    expect(last.data).toMatchObject({ status: "failed", error_code: "CANCELED", canceled_at: last.data.finished_at });
+    const failed = await newTask(key);
+    await taskStub(env, failed).failTask("TIMEOUT", "too long");
+    expect((await readEvents(await api(`/v1/tasks/${failed}/events`, key)))[0]!.data).not.toHaveProperty("canceled_at");
   });
 
   it("sends one event and closes for a task that has ended", async () => {

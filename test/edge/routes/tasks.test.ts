@@ -206,6 +206,31 @@ describe("GET /v1/tasks", () => {
     expect(failed.tasks.map((task) => task.task_id)).toEqual([task_id]);
   });
 
+  it("lists canceled tasks alone with status=canceled, and with every other failed one under status=failed", async () => {
+    const { key } = await createUser();
+    const canceled = (await (await submit(key)).json<{ task_id: string }>()).task_id;
+    const timedOut = (await (await submit(key)).json<{ task_id: string }>()).task_id;
+    await submit(key);
+    expect((await api(`/v1/tasks/${canceled}/cancel`, key, { method: "POST" })).status).toBe(200);
+    await taskStub(env, timedOut).failTask("TIMEOUT", "too long");
+    const list = async (status: string) => (await (await api(`/v1/tasks?status=${status}`, key)).json<{ total: number; tasks: { task_id: string; status: string; canceled_at?: string }[] }>());
+    const onlyCanceled = await list("canceled");
+    expect(onlyCanceled.total).toBe(1);
+    expect(onlyCanceled.tasks.map((task) => [task.task_id, task.status, typeof task.canceled_at])).toEqual([[canceled, "failed", "string"]]);
+    expect((await list("failed")).tasks.map((task) => task.task_id).sort()).toEqual([canceled, timedOut].sort());
+    expect((await list("failed")).tasks.find((task) => task.task_id === timedOut)).not.toHaveProperty("canceled_at");
+    expect((await list("pending")).tasks.map((task) => task.task_id)).not.toContain(canceled);
+  });
+
+  it("shows canceled_at to a request without a key, as FFHub's clients read a task", async () => {
+    const { key } = await createUser();
+    const { task_id } = await (await submit(key)).json<{ task_id: string }>();
+    await api(`/v1/tasks/${task_id}/cancel`, key, { method: "POST" });
+    const body = await (await api(`/v1/tasks/${task_id}`, undefined)).json<{ status: string; error_code: string; canceled_at: string; finished_at: string }>();
+    expect(body).toMatchObject({ status: "failed", error_code: "CANCELED" });
+    expect(body.canceled_at).toBe(body.finished_at);
+  });
+
   it("accepts status=succeeded (FFHub's CLI) as completed, and ignores a user_id parameter", async () => {
     const { key } = await createUser();
     const { task_id } = await (await submit(key)).json<{ task_id: string }>();

@@ -111,7 +111,8 @@ describe("-shortest with the streams ffmpeg picks itself", () => {
     [`-f image2 -loop 1 -acodec mp3 -i ${COVER} -i ${SONG} -shortest out.mp4`, "-loop"],
     [`-loop 1 -c:a mp3 -i ${COVER} -frames:v 1 out.mp4`, "-loop"],
     [`${STILL} -shortest out.gif`, "-loop"],
-    [`${STILL} -f gif -shortest out.mp4`, "-loop"],
+    [`${STILL} -f gif -shortest out.gif`, "-loop"],
+    [`${STILL} -f image2 -shortest frame_%03d.png`, "-loop"],
   ])("refuses %s: the picked audio may be missing or endless, so nothing surely ends the picture", (command, token) => {
     expect(refusalOf(`ffmpeg ${command}`)).toMatchObject({ code: "LIMIT_EXCEEDED", status: 400, token });
   });

@@ -241,7 +241,7 @@ describe("B. writing where it should not", () => {
       expect(refusalOf(withInput("-method PUT http://h/u"))).toMatchObject({ code: "OPTION_NOT_ALLOWED", token: "-method" });
     });
 
-    it.each([["tee"], ["fifo"], ["rtp"], ["rtsp"], ["null"], ["dash"], ["image2pipe"]])("refuses -f %s for an output", (format) => {
+    it.each([["tee"], ["fifo"], ["rtp"], ["rtsp"], ["null"], ["image2pipe"]])("refuses -f %s for an output", (format) => {
       expect(refusalOf(withInput(`-f ${format} "a.mp4|[f=mpegts]udp://10.0.0.1:1234"`))).toMatchObject({ code: "OPTION_VALUE_NOT_ALLOWED", token: format });
     });
 

@@ -57,29 +57,43 @@ describe("a job", () => {
     expect(JSON.stringify(terminal)).not.toContain(world.transcoder.workRoot);
   });
 
-  it("fails with FFMPEG_FAILED and the end of ffmpeg's stderr when ffmpeg exits non-zero, its whole log on the report", async () => {
+  it("fails with FFMPEG_FAILED whose error is ffmpeg's cause alone, its whole log on the report", async () => {
     // Allowed by the policy, impossible for this input: it has no subtitle stream.
     const job = jobFor(world.edge, `ffmpeg -i ${world.media.url("/clip.mp4")} -map 0:s out.mp4`);
     await postJob(world.transcoder.app, job);
     const terminal = await world.edge.waitForTerminal(job.task_id);
     expect(terminal).toMatchObject({ type: "failed", error_code: "FFMPEG_FAILED" });
     if (terminal.type !== "failed") return;
-    expect(terminal.error.split("\n")[0]).toMatch(/^ffmpeg exited with code 1: \S/);
-    expect(terminal.error).toContain("matches no streams");
-    expect(terminal.error).not.toContain(world.transcoder.workRoot);
-    // ffmpeg's whole stderr rides on the terminal report, for GET /v1/tasks/{id}/logs.
-    expect(terminal.log).toContain("matches no streams");
+    expect(terminal.error).toBe("Stream map '0:s' matches no streams. To ignore this, add a trailing '?' to the map.");
+    // ffmpeg's whole stderr rides on the terminal report, for GET /v1/tasks/{id}/logs: banner, cause and all.
+    expect(terminal.log).toMatch(/^Input #0, mov,mp4,m4a,3gp,3g2,mj2, from 'input 1':$/m);
+    expect(terminal.log).toContain("Stream map '0:s' matches no streams.");
     expect(terminal.log).not.toContain(world.transcoder.workRoot);
     expect(world.edge.uploadRequests(job.task_id)).toEqual([]);
     expect(await world.transcoder.leftovers()).toEqual([]);
   });
 
+  it("names ffmpeg's complaint about an output by the output's bare name", async () => {
+    // Several frames into one image name: ffmpeg's image2 muxer refuses, quoting the output's path.
+    const job = jobFor(world.edge, `ffmpeg -i ${world.media.url("/clip.mp4")} -vf fps=5 frame.png`);
+    await postJob(world.transcoder.app, job);
+    const terminal = await world.edge.waitForTerminal(job.task_id);
+    expect(terminal).toMatchObject({
+      type: "failed",
+      error_code: "FFMPEG_FAILED",
+      error: expect.stringMatching(/^image2: The specified filename 'frame\.png' does not contain an image sequence pattern or a pattern is invalid\. Use a pattern such as %03d/),
+    });
+    expect(JSON.stringify(terminal)).not.toContain(world.transcoder.workRoot);
+    if (terminal.type === "failed") expect(terminal.log).toMatch(/^Output #0, image2, to 'frame\.png':$/m);
+  });
+
   it("fails with INPUT_DOWNLOAD_FAILED when an input cannot be fetched, before running ffmpeg", async () => {
-    for (const url of ["http://127.0.0.1:1/refused.mp4", world.media.url("/missing.mp4")]) {
+    const causes = [/^Input 1 \(http:\/\/127\.0\.0\.1:1\/refused\.mp4\) could not be downloaded: 127\.0\.0\.1:1 could not be fetched: connection refused/, / answered 404 /];
+    for (const [index, url] of ["http://127.0.0.1:1/refused.mp4", world.media.url("/missing.mp4")].entries()) {
       const job = jobFor(world.edge, `ffmpeg -i ${url} out.mp4`);
       await postJob(world.transcoder.app, job);
       const terminal = await world.edge.waitForTerminal(job.task_id);
-      expect(terminal).toMatchObject({ type: "failed", error_code: "INPUT_DOWNLOAD_FAILED" });
+      expect(terminal).toMatchObject({ type: "failed", error_code: "INPUT_DOWNLOAD_FAILED", error: expect.stringMatching(causes[index]!) });
       expect(world.edge.events(job.task_id).some((event) => event.type === "progress" && event.progress > 0)).toBe(false);
     }
     expect(await world.transcoder.leftovers()).toEqual([]);

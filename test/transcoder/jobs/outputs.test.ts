@@ -91,4 +91,14 @@ describe("declaredOutputs and onlyDeclared", () => {
     expect(published("ffmpeg -i https://example.com/a.mp4 -hls_segment_filename part_%02d.ts index.m3u8", ["index.m3u8", "part_00.ts", "index0.ts"])).toEqual(["index.m3u8", "part_00.ts"]);
     expect(published("ffmpeg -i https://example.com/a.mp4 -f hls -hls_segment_type fmp4 index.m3u8", ["index.m3u8", "index0.m4s", "init.mp4"])).toEqual(["index.m3u8", "index0.m4s", "init.mp4"]);
   });
+
+  it("publishes a DASH manifest with the segments the dash muxer names by default, and nothing else", () => {
+    const written = ["manifest.mpd", "init-stream0.m4s", "init-stream1.webm", "chunk-stream0-00001.m4s", "chunk-stream1-00012.webm", "manifest.mpd.tmp", "init-stream0.mp4", "stray.m4s"];
+    expect(published("ffmpeg -i https://example.com/a.mp4 manifest.mpd", written)).toEqual(written.slice(0, 5));
+    expect(published("ffmpeg -i https://example.com/a.mp4 -f mp4 out.mp4", ["out.mp4", "init-stream0.m4s"])).toEqual(["out.mp4"]);
+  });
+
+  it("gives DASH manifests and their segments their types", () => {
+    expect([contentTypeOf("manifest.mpd"), contentTypeOf("chunk-stream0-00001.m4s"), contentTypeOf("out.avi"), contentTypeOf("out.flv")]).toEqual(["application/dash+xml", "video/iso.segment", "video/x-msvideo", "video/x-flv"]);
+  });
 });

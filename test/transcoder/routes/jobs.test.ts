@@ -128,6 +128,19 @@ describe("DELETE /jobs/:task_id", () => {
     expect(await world.transcoder.leftovers()).toEqual([]);
   });
 
+  it("sends what ffmpeg wrote until the cancel with the report, ending with why it stops there", async () => {
+    const job = jobFor(world.edge, slowCommand(world.media.url("/long.mp4")));
+    await postJob(world.transcoder.app, job);
+    await waitUntil(() => world.edge.events(job.task_id).some((event) => event.type === "progress"));
+    await world.transcoder.app.inject({ method: "DELETE", url: `/jobs/${job.task_id}`, headers: { authorization: `Bearer ${SECRET}` } });
+    const terminal = await world.edge.waitForTerminal(job.task_id);
+    if (terminal.type !== "failed") throw new Error(JSON.stringify(terminal));
+    expect(terminal.error_code).toBe("CANCELED");
+    expect(terminal.log).toMatch(/Input #0[^]*Output #0, mp4, to 'slow\.mp4'/);
+    expect(terminal.log!.endsWith("\n[ffedge] ffmpeg was stopped: The task was canceled.\n")).toBe(true);
+    expect(terminal.log).not.toContain(world.transcoder.workRoot);
+  });
+
   it("answers 404 for a task that is not running here", async () => {
     const response = await world.transcoder.app.inject({ method: "DELETE", url: "/jobs/nope", headers: { authorization: `Bearer ${SECRET}` } });
     expectProblem(response, 404, "NOT_FOUND");
