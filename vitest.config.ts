@@ -33,7 +33,7 @@ export default defineConfig(async () => {
           test: { name: "edge", include: ["test/edge/**/*.test.ts"], exclude: ["test/edge/tasks/state.test.ts"], setupFiles: ["./test/edge/setup.ts"], globalSetup: ["./test/helpers/origin-server.ts", "./test/helpers/s3-server.ts"], testTimeout: 30_000, hookTimeout: 30_000 },
         },
         {
-          test: { name: "node", include: ["test/edge/tasks/state.test.ts", "test/shared/**/*.test.ts", "test/config/**/*.test.ts", "test/transcoder/**/*.test.ts", "test/scripts/**/*.test.ts", "test/structure/**/*.test.ts", "test/e2e/**/*.test.ts"], testTimeout: 60_000, hookTimeout: 60_000 },
+          test: { name: "node", include: ["test/edge/tasks/state.test.ts", "test/shared/**/*.test.ts", "test/config/**/*.test.ts", "test/transcoder/**/*.test.ts", "test/scripts/**/*.test.ts", "test/structure/**/*.test.ts", "test/e2e/**/*.test.ts", "test/clients/**/*.test.ts"], testTimeout: 60_000, hookTimeout: 60_000 },
         },
       ],
     },

@@ -8,6 +8,9 @@ import { limitJsonBodies } from "./lib/json-body-limit";
 import { createApp, mountAll } from "./lib/openapi";
 import { onError, problemResponse } from "./lib/problem";
 import { requireRouteHost } from "./lib/route-hosts";
+import { oauthConsent } from "./mcp/consent";
+import { oauthEndpoints } from "./mcp/oauth";
+import { mcpServer } from "./mcp/server";
 import { cdn } from "./routes/cdn";
 import { files } from "./routes/files";
 import { internal } from "./routes/internal";
@@ -26,6 +29,9 @@ export function buildApp() {
   // Before the console pages: /console/api/* is JSON, never a page.
   app.route("/", consoleApi((request, env, ctx) => app.fetch(request, env, ctx)));
   app.route("/console", consolePages);
+  app.route("/", mcpServer((request, env, ctx) => app.fetch(request, env, ctx)));
+  app.route("/", oauthEndpoints());
+  app.route("/", oauthConsent());
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", { type: "http", scheme: "bearer", description: "An API key: ffe_..." });
   app.doc31("/openapi.json", {

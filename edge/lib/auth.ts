@@ -46,6 +46,18 @@ export function actAsSessionUser(request: Request, session: Session): void {
   sessionRequests.set(request, session);
 }
 
+/**
+ * Requests the MCP server makes for a caller that signed in with OAuth (edge/mcp/oauth.ts), each
+ * mapped to the user its access token was granted by. Keyed like `sessionRequests`, so nothing a
+ * client sends can put a request in here.
+ */
+const oauthRequests = new WeakMap<Request, string>();
+
+/** Marks a request the MCP server builds as acting for the user of a validated OAuth access token. */
+export function actAsOAuthUser(request: Request, userId: string): void {
+  oauthRequests.set(request, userId);
+}
+
 const SESSION_CREDENTIAL = "session:";
 
 /**
@@ -60,6 +72,12 @@ export const requireApiKey = createMiddleware<AuthEnv>(async (c, next) => {
   if (session) {
     c.set("userId", session.userId);
     c.set("credential", `${SESSION_CREDENTIAL}${session.hash}`);
+    return next();
+  }
+  const oauthUserId = oauthRequests.get(c.req.raw);
+  if (oauthUserId) {
+    c.set("userId", oauthUserId);
+    for (const [name, value] of Object.entries(await enforceRateLimit(c.env, `user:${oauthUserId}`))) c.header(name, value);
     return next();
   }
   const key = bearerToken(c.req.header("authorization"));

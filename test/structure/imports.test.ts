@@ -10,7 +10,7 @@ const ROOT = resolve(import.meta.dirname, "../..");
 const CRUISER = join(ROOT, "node_modules/dependency-cruiser/bin/dependency-cruiser.mjs");
 const CRUISER_CONFIG = join(import.meta.dirname, "dependency-cruiser.cjs");
 const KNIP = join(ROOT, "node_modules/knip/bin/knip.js");
-const SOURCES = ["edge", "shared", "transcoder", "scripts", "bench", "test"];
+const SOURCES = ["edge", "shared", "transcoder", "scripts", "bench", "clients", "test"];
 const TIMEOUT_MS = 180_000;
 
 interface Violation {

@@ -1,0 +1,103 @@
+import { mkdir } from "node:fs/promises";
+import { relative } from "node:path";
+import { type Command, InvalidArgumentError } from "commander";
+import { FFedge, FFedgeError, type RunProgress, type Task } from "../../../sdk/src/index";
+import { connect, type GlobalOptions } from "../client";
+import { commandFromWords, resolveFromUser, userCwd } from "../context";
+import { UsageError } from "../errors";
+import { withInterrupt } from "../interrupt";
+import { formatBytes, note, printJson, printLine } from "../output";
+import { ProgressReporter, progressMode } from "../progress";
+
+interface RunFlags {
+  out?: string;
+  json?: boolean;
+  wait: boolean;
+  download: boolean;
+  metadata?: boolean;
+  timeout?: number;
+}
+
+export function registerRun(program: Command): void {
+  program
+    .command("run")
+    .argument("<command...>", 'the ffmpeg command, quoted as one argument ("ffmpeg -i ./in.mp4 out.mp4") or as words; the leading ffmpeg is optional')
+    .description("upload the command's local inputs, run it, follow its progress and download its outputs")
+    .option("--out <dir>", "where outputs are saved (default: the current folder)")
+    .option("--json", "print only the final task as JSON on stdout (no progress)")
+    .option("--no-wait", "submit, print the task id and exit")
+    .option("--no-download", "leave the outputs on the service (their URLs are in the task)")
+    .option("--metadata", "ask for ffprobe metadata of each output (in --json)")
+    .option("--timeout <seconds>", "the task's own time limit", (value: string) => {
+      if (!/^[1-9][0-9]*$/.test(value)) throw new InvalidArgumentError("must be a whole number of seconds");
+      return Number(value);
+    })
+    // ffmpeg's own options (-i, -vf, -y ...) are words of the command, not options of this CLI; ours are all long.
+    .allowUnknownOption()
+    .allowExcessArguments()
+    .addHelpText("after", '\nExamples:\n  ffedge run "ffmpeg -i ./in.mp4 -vf scale=640:-2 out.mp4"\n  ffedge run --out renders -- -i clip.mov -c:v libx264 clip.mp4\n  ffedge run --json "-i ./in.wav out.mp3" > task.json')
+    .action(async (words: string[], flags: RunFlags) => {
+      const { ff } = await connect(program.opts<GlobalOptions>());
+      await run(ff, commandFromWords(words), flags);
+    });
+}
+
+async function run(ff: FFedge, command: string, flags: RunFlags): Promise<void> {
+  const outDir = resolveFromUser(flags.out ?? ".");
+  if (flags.wait && flags.download) {
+    await mkdir(outDir, { recursive: true }).catch((error: Error) => {
+      throw new UsageError("Cannot use --out", `${outDir}: ${error.message}`);
+    });
+  }
+  const reporter = new ProgressReporter(progressMode(flags));
+  let taskId: string | undefined;
+  const onProgress = (event: RunProgress) => {
+    if (event.phase === "submitted") taskId = event.task_id;
+    reporter.onProgress(event);
+  };
+  const options = { onProgress, cwd: userCwd(), withMetadata: flags.metadata, timeoutSeconds: flags.timeout };
+  const interrupted = async () => {
+    if (!taskId) return "ffedge: Interrupted: stopped before a task was submitted";
+    const task = await ff.tasks.get(taskId, { signal: AbortSignal.timeout(5000) }).catch(() => undefined);
+    if (task?.error_code === "CANCELED") return `ffedge: Interrupted: task ${taskId} canceled`;
+    if (task?.status === "completed") return `ffedge: Interrupted: task ${taskId} completed before it could be canceled; outputs not downloaded`;
+    return `ffedge: Interrupted: asked the service to cancel task ${taskId}`;
+  };
+
+  if (!flags.wait) {
+    const created = await withInterrupt(reporter, (signal) => ff.run(command, { ...options, signal, wait: false }), interrupted);
+    return flags.json ? printJson(created) : printLine(created.task_id);
+  }
+
+  let task: Task;
+  try {
+    task = await withInterrupt(reporter, (signal) => ff.run(command, { ...options, signal }), interrupted);
+  } catch (error) {
+    const failed = error instanceof FFedgeError ? (error.problem as { task?: Task }).task : undefined;
+    if (failed && flags.json) printJson(failed);
+    throw error;
+  }
+  const saved: string[] = [];
+  if (flags.download) {
+    await withInterrupt(
+      reporter,
+      async (signal) => {
+        for (const output of task.outputs ?? []) {
+          const path = await ff.download(output, outDir, { signal });
+          saved.push(path);
+          reporter.line(`Saved ${displayPath(path)} (${formatBytes(output.size)})`);
+        }
+      },
+      () => `ffedge: Interrupted: ${task.task_id} completed; ${saved.length} of ${task.outputs?.length ?? 0} outputs saved`,
+    );
+  }
+  if (flags.json) return printJson(task);
+  if (flags.download) for (const path of saved) printLine(displayPath(path));
+  else for (const output of task.outputs ?? []) printLine(output.url);
+  if ((task.outputs ?? []).length === 0) note(`${task.task_id} completed without outputs.`);
+}
+
+function displayPath(path: string): string {
+  const shown = relative(userCwd(), path);
+  return shown.startsWith("..") ? path : shown;
+}

@@ -1,0 +1,208 @@
+import { localInputs, rewrite, words } from "./command.js";
+import { FFedgeError } from "./errors.js";
+import { taskEvents, type TaskEventMessage, waitForTask, type WaitOptions } from "./events.js";
+import { type HttpOptions, canceled, request, requestJson } from "./http.js";
+import { node } from "./local.js";
+import type { CreatedTask, FileList, Me, RunProgress, Task, TaskList, TaskOutput, TaskStatus, UploadLimits, UploadRecord, ValidatedCommand, WebhookSecret } from "./types.js";
+import { DEFAULT_TUNING, source, type UploadContext, type UploadOptions, type UploadTuning, uploadBlob } from "./uploads.js";
+
+export interface FFedgeOptions {
+  /** Defaults to the FFEDGE_API_KEY environment variable where there is one. */
+  apiKey?: string;
+  /** Defaults to FFEDGE_URL, then http://localhost:8787. */
+  baseUrl?: string;
+  fetch?: typeof fetch;
+  /** Retries of an idempotent request after a 429, a 5xx or a network error (default 2). */
+  maxRetries?: number;
+  /** Upload thresholds; the defaults follow docs/uploads.md. */
+  uploads?: Partial<UploadTuning>;
+}
+
+export interface CreateTaskOptions {
+  with_metadata?: boolean;
+  webhook?: string;
+  timeout_seconds?: number;
+  /** Defaults to a fresh one, so a retried submit never makes a second task. */
+  idempotencyKey?: string;
+  signal?: AbortSignal;
+}
+
+export interface RunOptions {
+  onProgress?: (progress: RunProgress) => void;
+  signal?: AbortSignal;
+  /** The folder relative input paths are read from (default: the process's). */
+  cwd?: string;
+  webhook?: string;
+  timeoutSeconds?: number;
+  withMetadata?: boolean;
+  /** false: resolve with the task as soon as it is submitted (uploads done), without following it. */
+  wait?: boolean;
+}
+
+export interface PrepareOptions {
+  onProgress?: (progress: RunProgress) => void;
+  signal?: AbortSignal;
+  cwd?: string;
+}
+
+/** A command whose local inputs are uploaded: `command` names their URLs instead. */
+export interface PreparedCommand {
+  command: string;
+  uploads: { input: string; path: string; record: UploadRecord }[];
+}
+
+type Signal = { signal?: AbortSignal };
+
+/**
+ * The ffedge API: tasks, files, account, and `run()` which uploads a command's local inputs,
+ * submits it and follows it to the end.
+ *
+ * @example
+ * const ff = new FFedge({ apiKey: process.env.FFEDGE_API_KEY });
+ * const task = await ff.run("ffmpeg -i ./in.mp4 -vf scale=640:-2 out.mp4", { onProgress: console.log });
+ * await ff.download(task.outputs![0]!, ".");
+ */
+export class FFedge {
+  readonly baseUrl: string;
+  private readonly http: HttpOptions;
+  private readonly tuning: UploadTuning;
+  private limitsPromise: Promise<UploadLimits> | undefined;
+
+  constructor(options: FFedgeOptions = {}) {
+    const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env ?? {};
+    this.baseUrl = (options.baseUrl ?? env.FFEDGE_URL ?? "http://localhost:8787").replace(/\/+$/, "");
+    const fetcher = options.fetch ?? globalThis.fetch;
+    this.http = { baseUrl: this.baseUrl, apiKey: options.apiKey ?? env.FFEDGE_API_KEY, fetch: (input, init) => fetcher(input, init), maxRetries: options.maxRetries ?? 2 };
+    this.tuning = { ...DEFAULT_TUNING, ...options.uploads };
+  }
+
+  readonly tasks = {
+    create: (command: string, options: CreateTaskOptions = {}): Promise<CreatedTask> => {
+      const { idempotencyKey, signal, ...rest } = options;
+      return requestJson(this.http, "/v1/tasks", { json: { command, ...rest }, headers: { "idempotency-key": idempotencyKey ?? crypto.randomUUID() }, signal });
+    },
+    get: (id: string, options: Signal = {}): Promise<Task> => requestJson(this.http, `/v1/tasks/${encodeURIComponent(id)}`, options),
+    list: (query: { status?: TaskStatus; limit?: number; offset?: number } & Signal = {}): Promise<TaskList> => {
+      const { signal, ...params } = query;
+      return requestJson(this.http, `/v1/tasks${queryString(params)}`, { signal });
+    },
+    cancel: (id: string, options: Signal = {}): Promise<Task> => requestJson(this.http, `/v1/tasks/${encodeURIComponent(id)}/cancel`, { method: "POST", idempotent: true, ...options }),
+    delete: async (id: string, options: Signal = {}): Promise<void> => {
+      await request(this.http, `/v1/tasks/${encodeURIComponent(id)}`, { method: "DELETE", ...options });
+    },
+    logs: async (id: string, options: Signal = {}): Promise<string> => (await request(this.http, `/v1/tasks/${encodeURIComponent(id)}/logs`, options)).text(),
+    /** Server-Sent Events of one task, ending after `completed` or `failed`; reconnects after a drop. */
+    events: (id: string, options: Signal = {}): AsyncIterable<TaskEventMessage> => taskEvents(this.http, id, options.signal),
+    /** Resolves with the ended task, completed or failed (run() is the one that rejects on failure). */
+    wait: (id: string, options: WaitOptions = {}): Promise<Task> => waitForTask(this.http, id, options),
+    /** Checks a command against the policy without running it; a refused one rejects with the policy's code. */
+    validate: (command: string, options: Signal = {}): Promise<ValidatedCommand> => requestJson(this.http, "/v1/tasks/validate", { json: { command }, idempotent: true, ...options }),
+  };
+
+  readonly files = {
+    /** Uploads a local path (Node, Deno, Bun) or a Blob by the path that suits its size: multipart, presigned PUT or tus. */
+    upload: async (input: string | Blob, options: UploadOptions = {}): Promise<UploadRecord> => uploadBlob(this.uploadContext(), await source(input, options), options),
+    list: (query: { limit?: number; offset?: number } & Signal = {}): Promise<FileList> => {
+      const { signal, ...params } = query;
+      return requestJson(this.http, `/api/files${queryString(params)}`, { signal });
+    },
+    delete: async (key: string, options: Signal = {}): Promise<void> => {
+      await request(this.http, `/api/files/${encodeURIComponent(key)}`, { method: "DELETE", ...options });
+    },
+  };
+
+  readonly webhookSecret = {
+    /** A new signing secret (shown only now); the previous one keeps signing for a while. */
+    rotate: (options: Signal = {}): Promise<WebhookSecret> => requestJson(this.http, "/v1/webhook-secret/rotate", { method: "POST", ...options }),
+  };
+
+  me(options: Signal = {}): Promise<Me> {
+    return requestJson(this.http, "/v1/me", options);
+  }
+
+  /**
+   * Uploads the command's local inputs, submits it with an Idempotency-Key and follows it.
+   * Resolves with the completed task; rejects with FFedgeError carrying the task's `error_code`
+   * when it fails, the policy's code when it is refused, `CANCELED` after `signal` aborts (the
+   * task is canceled on the service first). With `wait: false` it resolves with the task as soon
+   * as it is submitted.
+   */
+  async run(command: string, options: RunOptions = {}): Promise<Task> {
+    const { signal, onProgress } = options;
+    const { command: submitted } = await this.prepare(command, options);
+    const created = await this.tasks.create(submitted, { webhook: options.webhook, timeout_seconds: options.timeoutSeconds, with_metadata: options.withMetadata, signal });
+    onProgress?.({ phase: "submitted", task_id: created.task_id });
+    if (options.wait === false) return this.tasks.get(created.task_id);
+    let task: Task;
+    try {
+      task = await this.tasks.wait(created.task_id, {
+        signal,
+        onProgress: (event) => onProgress?.({ phase: "task", task_id: created.task_id, status: event.status, progress: event.progress, ...(event.eta_seconds === undefined ? {} : { eta_seconds: event.eta_seconds }) }),
+      });
+    } catch (error) {
+      if (signal?.aborted) {
+        await this.tasks.cancel(created.task_id).catch(() => {});
+        throw canceled(signal);
+      }
+      throw error;
+    }
+    if (task.status === "failed") {
+      throw new FFedgeError({ type: "about:blank", status: 0, code: task.error_code ?? "INTERNAL", title: "Task failed", detail: task.error ?? `Task ${task.task_id} failed.`, task });
+    }
+    return task;
+  }
+
+  /**
+   * Uploads the command's local inputs (Node, Deno, Bun) and returns it rewritten to their URLs,
+   * everything else as written. `run()` does this first; call it alone to submit later.
+   */
+  async prepare(command: string, options: PrepareOptions = {}): Promise<PreparedCommand> {
+    const { signal, onProgress } = options;
+    const argv = words(command);
+    const inputs = argv ? await localInputs(argv, options.cwd) : [];
+    const records = new Map<string, UploadRecord>();
+    for (const input of inputs) {
+      if (records.has(input.path)) continue;
+      const file = input.word.value;
+      records.set(input.path, await this.files.upload(input.path, { signal, onProgress: (p) => onProgress?.({ phase: "upload", file, ...p }) }));
+    }
+    return {
+      command: rewrite(command, inputs.map((input) => ({ word: input.word, url: records.get(input.path)!.url }))),
+      uploads: [...records].map(([path, record]) => ({ input: inputs.find((i) => i.path === path)!.word.value, path, record })),
+    };
+  }
+
+  /**
+   * Streams an output to `dir`/its file name (Node, Deno, Bun) and returns the path; refuses a
+   * name that is not a plain file name. An existing file is replaced unless `overwrite: false`.
+   */
+  async download(output: Pick<TaskOutput, "url" | "filename">, dir: string, options: Signal & { overwrite?: boolean } = {}): Promise<string> {
+    const name = output.filename;
+    if (!name || /[\\/]/.test(name) || name === "." || name === ".." || name.includes("\0")) {
+      throw FFedgeError.local("UNSAFE_FILENAME", "Unsafe file name", `The output name ${JSON.stringify(name)} is not a plain file name.`);
+    }
+    const fs = await node();
+    const target = fs.join(dir, name);
+    const response = await request(this.http, output.url, { absolute: true, auth: new URL(output.url).origin === new URL(this.baseUrl).origin, signal: options.signal });
+    if (!response.body) throw FFedgeError.local("INVALID_RESPONSE", "Empty download", `${output.url} sent no body.`);
+    try {
+      await fs.writeStream(target, response.body, options.overwrite ?? true);
+    } catch (error) {
+      if (options.signal?.aborted) throw canceled(options.signal);
+      const code = (error as { code?: string }).code === "EEXIST" ? "FILE_EXISTS" : "FILE_UNWRITABLE";
+      throw FFedgeError.local(code, "Cannot write the file", `${target}: ${(error as Error).message}`, error);
+    }
+    return target;
+  }
+
+  private uploadContext(): UploadContext {
+    return { http: this.http, tuning: this.tuning, limits: () => (this.limitsPromise ??= this.me().then((me) => me.limits, (error) => ((this.limitsPromise = undefined), Promise.reject(error)))) };
+  }
+}
+
+function queryString(params: Record<string, string | number | undefined>): string {
+  const search = new URLSearchParams();
+  for (const [name, value] of Object.entries(params)) if (value !== undefined) search.set(name, String(value));
+  const text = search.toString();
+  return text ? `?${text}` : "";
+}

@@ -1,0 +1,135 @@
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
+import type { ServerNotification, ServerRequest } from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
+import { type Caller, asTool, callApi, callJson, toolResult } from "./rest";
+import { type McpTask, McpLogSchema, McpTaskListSchema, McpTaskSchema, McpValidationSchema, toMcpTask } from "./schemas";
+import { MAX_WAIT_SECONDS, waitForTask } from "./wait";
+
+/** What every tool that takes a command repeats, so an agent reads the rules where it writes the command. */
+export const COMMAND_RULES = [
+  "One ffmpeg command, as on a terminal, starting with 'ffmpeg' (no path, no environment variables, no shell: |, ;, &&, > and backticks are refused; ffprobe and other programs too).",
+  "INPUTS (-i) must be http(s) URLs: a public URL, or the `url` of a file from upload_from_url or list_files. The service downloads each input before ffmpeg starts, so it refuses (INPUT_NOT_ALLOWED / URL_HOST_BLOCKED) local paths (/tmp/a.mp4, ./a.mp4, C:\\a.mp4), file:, devices and lavfi sources, every other protocol (rtmp:, concat:, pipe:, data: ...), playlists that name other files (.m3u8, .mpd, .ffconcat ...) and private or loopback hosts (localhost, 10.x, 192.168.x, 169.254.x): it must never read its own disk or network for you.",
+  "OUTPUTS are bare file names with a media extension (out.mp4, audio.mp3, thumb_%03d.jpg), never paths or URLs: the service stores them and returns a download URL for each, valid for 24 hours.",
+  "Options that read the service's own disk or only print diagnostics (-filter_script, -dump, ...) and huge sizes or durations are refused; each task also has a time limit (600 s unless the operator set another) and a daily processing quota.",
+].join("\n");
+
+// Only id characters: the id becomes a path segment, where '.' or '..' would name another route.
+const taskId = z.string().min(1).max(64).regex(/^[\w-]+$/, "a task id has only letters, digits, '_' and '-'")
+  .describe("The task id, 'tsk_' followed by 24 hex digits, from run_ffmpeg or list_tasks");
+
+const waitSeconds = (fallback: number) =>
+  z.number().int().min(0).max(MAX_WAIT_SECONDS).default(fallback)
+    .describe(`Seconds to wait for the task to end (0-${MAX_WAIT_SECONDS}; MCP clients time a call out after about 60 s). If it is still running then, you get it with its progress: call wait_for_task with its id.`);
+
+function describeTask(task: McpTask): string {
+  if (task.status === "completed") return `Task ${task.task_id} completed. Outputs (links expire in 24 h):\n${(task.outputs ?? []).map((output) => `- ${output.filename}: ${output.url} (${output.size} bytes)`).join("\n")}`;
+  if (task.status === "failed") return `Task ${task.task_id} failed with ${task.error_code ?? "an error"}: ${task.error ?? ""}\nget_task_log shows ffmpeg's full output.`;
+  return `Task ${task.task_id} is ${task.status} (${task.progress}%${task.eta_seconds !== undefined ? `, about ${task.eta_seconds} s left` : ""}). Call wait_for_task with this id to wait for it.`;
+}
+
+const taskResult = (task: McpTask) => toolResult(task, describeTask(task));
+
+/**
+ * notifications/progress (0-100) while a call waits, when the client asked for them with a
+ * progressToken; only rising values, as the spec requires of successive notifications.
+ */
+function reportProgress(extra: RequestHandlerExtra<ServerRequest, ServerNotification>): ((progress: number) => void) | undefined {
+  const progressToken = extra._meta?.progressToken;
+  if (progressToken === undefined) return undefined;
+  let last = -1;
+  return (progress) => {
+    if (progress <= last) return;
+    last = progress;
+    extra.sendNotification({ method: "notifications/progress", params: { progressToken, progress, total: 100, message: `${progress}%` } }).catch(() => {});
+  };
+}
+
+/** run_ffmpeg, get_task, wait_for_task, cancel_task, list_tasks, validate_command, get_task_log. */
+export function registerTaskTools(server: McpServer, caller: Caller): void {
+  server.registerTool("run_ffmpeg", {
+    title: "Run an ffmpeg command",
+    description: `Runs an ffmpeg command in the cloud as a task and, if asked, waits for it to end. Returns the task: its id, status (pending, running, completed, failed), progress, and once completed each output's download URL.\n\n${COMMAND_RULES}\n\nCheck a command first with validate_command if unsure; a refused command is answered with the rule it broke.`,
+    inputSchema: {
+      command: z.string().min(1).max(16_384).describe("e.g. ffmpeg -i https://example.com/in.mp4 -vf scale=640:-2 -c:a copy small.mp4"),
+      wait_seconds: waitSeconds(30),
+      timeout_seconds: z.number().int().min(1).max(86_400).optional().describe("The task's own time limit in seconds, at most the service's (600 s by default); a short limit reserves less of the daily quota"),
+      idempotency_key: z.string().min(1).max(255).optional().describe("Any unique string, e.g. a UUID. Send the same key when you retry a call that timed out or failed on the way: the service then returns the task it already made instead of running the command twice (keys are kept 24 h)"),
+    },
+    outputSchema: McpTaskSchema.shape,
+    annotations: { openWorldHint: true },
+  }, ({ command, wait_seconds, timeout_seconds, idempotency_key }, extra) => asTool(async () => {
+    const headers = idempotency_key ? { "idempotency-key": idempotency_key } : undefined;
+    const created = await callJson<{ task_id: string }>(caller, "POST", "/v1/tasks", { command, timeout_seconds }, headers);
+    return taskResult(await waitForTask(caller, created.task_id, wait_seconds, reportProgress(extra)));
+  }));
+
+  server.registerTool("get_task", {
+    title: "Get a task",
+    description: "A task's status, progress, outputs (bare names with download URLs, valid 24 h) or error, without waiting. Only your own tasks: any other id is NOT_FOUND.",
+    inputSchema: { task_id: taskId },
+    outputSchema: McpTaskSchema.shape,
+    annotations: { readOnlyHint: true },
+  }, ({ task_id }) => asTool(async () => taskResult(toMcpTask(await callJson(caller, "GET", `/v1/tasks/${encodeURIComponent(task_id)}`)))));
+
+  server.registerTool("wait_for_task", {
+    title: "Wait for a task",
+    description: `Waits up to wait_seconds (at most ${MAX_WAIT_SECONDS}) for a task to complete or fail, then returns it; a task still running is returned with its progress, so call again. Completed tasks carry each output's download URL (valid 24 h).`,
+    inputSchema: { task_id: taskId, wait_seconds: waitSeconds(MAX_WAIT_SECONDS) },
+    outputSchema: McpTaskSchema.shape,
+    annotations: { readOnlyHint: true },
+  }, ({ task_id, wait_seconds }, extra) => asTool(async () => taskResult(await waitForTask(caller, task_id, wait_seconds, reportProgress(extra)))));
+
+  server.registerTool("cancel_task", {
+    title: "Cancel a task",
+    description: "Cancels a pending or running task: it ends failed with error_code CANCELED and produces no outputs. A task that has already ended is TASK_NOT_RUNNABLE.",
+    inputSchema: { task_id: taskId },
+    outputSchema: McpTaskSchema.shape,
+    annotations: { destructiveHint: true, idempotentHint: true },
+  }, ({ task_id }) => asTool(async () => taskResult(toMcpTask(await callJson(caller, "POST", `/v1/tasks/${encodeURIComponent(task_id)}/cancel`)))));
+
+  server.registerTool("list_tasks", {
+    title: "List tasks",
+    description: "Your tasks, newest first, a page at a time (total says how many there are).",
+    inputSchema: {
+      status: z.enum(["pending", "running", "completed", "failed"]).optional().describe("Only tasks in this state"),
+      limit: z.number().int().min(1).max(100).default(10).describe("Tasks per page (1-100)"),
+      offset: z.number().int().min(0).default(0).describe("Tasks to skip, for the next page"),
+    },
+    outputSchema: McpTaskListSchema.shape,
+    annotations: { readOnlyHint: true },
+  }, ({ status, limit, offset }) => asTool(async () => {
+    const query = new URLSearchParams({ limit: String(limit), offset: String(offset), ...(status && { status }) });
+    const page = await callJson<{ total: number; tasks: McpTask[] }>(caller, "GET", `/v1/tasks?${query}`);
+    const tasks = page.tasks.map(toMcpTask);
+    const lines = tasks.map((task) => `- ${task.task_id} ${task.status} ${task.progress}% created ${task.created_at}`);
+    return toolResult({ total: page.total, tasks }, `${page.total} task(s); showing ${tasks.length} from offset ${offset}:\n${lines.join("\n")}`);
+  }));
+
+  server.registerTool("validate_command", {
+    title: "Check a command",
+    description: `Checks an ffmpeg command against the service's rules without running it (nothing is downloaded or charged). Answers the inputs it would download and the outputs it would produce, or the rule it breaks with a stable code (INPUT_NOT_ALLOWED, OUTPUT_NOT_ALLOWED, OPTION_NOT_ALLOWED, ...).\n\n${COMMAND_RULES}`,
+    inputSchema: { command: z.string().min(1).max(16_384).describe("The ffmpeg command to check") },
+    outputSchema: McpValidationSchema.shape,
+    annotations: { readOnlyHint: true },
+  }, ({ command }) => asTool(async () => {
+    const result = await callJson<z.infer<typeof McpValidationSchema>>(caller, "POST", "/v1/tasks/validate", { command });
+    return toolResult(result, `The command is accepted. Inputs: ${result.inputs.join(", ")}. Outputs: ${result.outputs.join(", ")}.`);
+  }));
+
+  server.registerTool("get_task_log", {
+    title: "Read a task's ffmpeg log",
+    description: "ffmpeg's output (stderr) for a task that has ended: why a command failed, or what it did. Available once the task ends; the service keeps at most 256 KiB of it.",
+    inputSchema: {
+      task_id: taskId,
+      max_chars: z.number().int().min(100).max(200_000).default(20_000).describe("Show only the last this many characters (the errors are at the end)"),
+    },
+    outputSchema: McpLogSchema.shape,
+    annotations: { readOnlyHint: true },
+  }, ({ task_id, max_chars }) => asTool(async () => {
+    const text = await (await callApi(caller, "GET", `/v1/tasks/${encodeURIComponent(task_id)}/logs`)).text();
+    const truncated = text.length > max_chars;
+    const log = truncated ? text.slice(-max_chars) : text;
+    return { structuredContent: { task_id, log, truncated }, content: [{ type: "text", text: log }] };
+  }));
+}
