@@ -5,9 +5,10 @@
  * 1. `.dev.vars` gets random SIGNING_SECRET / TRANSCODER_SECRET if it lacks them (existing
  *    values are kept).
  * 2. The local D1 is migrated and a development user `dev` gets a key, kept in
- *    `.wrangler/dev-api-key` so later starts print the same key.
+ *    `.wrangler/dev-api-key` so later starts print the same key (FFEDGE_PERSIST_TO: other state).
  * 3. `wrangler dev` (port 8787, or FFEDGE_EDGE_PORT) and the transcoder (port 8788, or
- *    FFEDGE_TRANSCODER_PORT) run with prefixed logs, each supervised: one that exits or stops
+ *    FFEDGE_TRANSCODER_PORT) run with prefixed logs (wrangler's without our own polling:
+ *    scripts/lib/wrangler-log.ts), each supervised: one that exits or stops
  *    answering (a killed workerd leaves wrangler running) is started again, and the log says so.
  *    A port another program holds stops the start with one line. The transcoder is told a random
  *    identity it echoes on `/health`, so another program answering on its port is never taken for it.
@@ -18,23 +19,21 @@
  * Either way no wrangler, workerd, transcoder or ffmpeg outlives it.
  */
 import { randomBytes } from "node:crypto";
-import { existsSync } from "node:fs";
 import { createServer } from "node:net";
-import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
-import { dirname, join, resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { hashApiKey, isWellFormedApiKey } from "../shared/api-keys";
-import { ROOT, applyLocalMigrations, createKey, execute } from "./keys";
+import { ROOT, applyLocalMigrations } from "./keys";
 import { type ContainerEdgeOptions, RunContainers, imageExists, imageOf, newBuildId, prepareDocker, startContainerEdge, untagRunImage } from "./lib/containers";
+import { OUTBOX_PATH, watchOutbox } from "./lib/dev-outbox";
+import { DEV_USER, ensureDevKey, ensureDevVars } from "./lib/dev-state";
 import { Supervisor } from "./lib/supervisor";
+import { EDGE_HEALTH_PATH, wranglerLogFilter } from "./lib/wrangler-log";
 
 const DEFAULT_EDGE_PORT = 8787;
 const DEFAULT_TRANSCODER_PORT = 8788;
 const EDGE_PORT = port("FFEDGE_EDGE_PORT", DEFAULT_EDGE_PORT);
 const TRANSCODER_PORT = port("FFEDGE_TRANSCODER_PORT", DEFAULT_TRANSCODER_PORT);
 const EDGE_URL = `http://localhost:${EDGE_PORT}`;
-const DEV_USER = "dev";
-const SECRETS = ["SIGNING_SECRET", "TRANSCODER_SECRET"] as const;
 const READY_TIMEOUT_MS = 120_000;
 /** Building the transcoder image from nothing takes minutes on a slow machine. */
 const CONTAINERS_READY_TIMEOUT_MS = 900_000;
@@ -50,51 +49,6 @@ function port(name: string, fallback: number): number {
   const value = Number(raw);
   if (!Number.isInteger(value) || value < 1 || value > 65_535) throw new Error(`${name} must be a port number (1-65535), not '${raw}'.`);
   return value;
-}
-
-/**
- * Makes sure `path` (dotenv format) defines every secret, adding a random value for each one
- * missing; lines already there are kept as they are. Returns the resulting values.
- */
-export async function ensureDevVars(path: string): Promise<Record<string, string>> {
-  const existing = existsSync(path) ? await readFile(path, "utf8") : "";
-  const values = parseDotenv(existing);
-  const missing = SECRETS.filter((name) => !values[name]);
-  if (missing.length > 0) {
-    const added = missing.map((name) => `${name}=${randomBytes(32).toString("hex")}`);
-    const separator = existing === "" || existing.endsWith("\n") ? "" : "\n";
-    await writeFile(path, `${existing}${separator}${added.join("\n")}\n`, { mode: 0o600 });
-    Object.assign(values, parseDotenv(added.join("\n")));
-  }
-  return values;
-}
-
-export function parseDotenv(text: string): Record<string, string> {
-  const values: Record<string, string> = {};
-  for (const line of text.split(/\r?\n/)) {
-    const match = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$/.exec(line);
-    if (match) values[match[1]!] = match[2]!.replace(/^(['"])(.*)\1$/, "$2");
-  }
-  return values;
-}
-
-/**
- * The development key: the one in `keyFile` while the local D1 still accepts it, otherwise a
- * new key for user `dev`, written to `keyFile` (mode 0600).
- */
-export async function ensureDevKey(keyFile: string, persistTo?: string): Promise<string> {
-  const stored = existsSync(keyFile) ? (await readFile(keyFile, "utf8")).trim() : "";
-  if (isWellFormedApiKey(stored) && (await isActiveKey(stored, persistTo))) return stored;
-  const { key } = await createKey({ remote: false, persistTo }, DEV_USER);
-  await mkdir(dirname(keyFile), { recursive: true });
-  await writeFile(keyFile, `${key}\n`, { mode: 0o600 });
-  await chmod(keyFile, 0o600);
-  return key;
-}
-
-async function isActiveKey(key: string, persistTo?: string): Promise<boolean> {
-  const [rows] = await execute({ remote: false, persistTo }, [{ sql: "SELECT 1 AS ok FROM api_keys WHERE hash = ? AND revoked_at IS NULL", params: [await hashApiKey(key)] }]);
-  return (rows ?? []).length > 0;
 }
 
 /** True when `url` answers at all below 500 within a few seconds. */
@@ -155,58 +109,21 @@ async function checkPortsFree(ports: Record<string, number>): Promise<void> {
   }
 }
 
-/** Polls `GET /v1/me` with the key until the edge answers 200 or `stopped` is set. */
-async function waitForEdge(key: string, isStopped: () => boolean, timeoutMs = READY_TIMEOUT_MS): Promise<boolean> {
+/**
+ * Polls the edge until the Worker itself answers, or `isStopped`. The health path leaves no line
+ * in the log; the key was already checked against the same local D1 by `ensureDevKey`.
+ */
+async function waitForEdge(isStopped: () => boolean, timeoutMs = READY_TIMEOUT_MS): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline && !isStopped()) {
-    try {
-      const response = await fetch(`http://127.0.0.1:${EDGE_PORT}/v1/me`, { headers: { authorization: `Bearer ${key}` } });
-      if (response.ok) return true;
-    } catch {
-      // Not listening yet.
-    }
+    if (await answers(`http://127.0.0.1:${EDGE_PORT}${EDGE_HEALTH_PATH}`)) return true;
     await new Promise((resolvePromise) => setTimeout(resolvePromise, 250));
   }
   return false;
 }
 
-interface OutboxMessage {
-  id: string;
-  to: string;
-  subject: string;
-  links: string[];
-}
-
-/**
- * Prints the mails of the development outbox (GET /console/api/dev/outbox) not printed yet:
- * locally nothing is sent, so this is where a new user finds the verification or reset link.
- * Returns false when the edge did not answer.
- */
-export async function printNewMail(edgeUrl: string, seen: Set<string>, write: (text: string) => void): Promise<boolean> {
-  try {
-    const response = await fetch(`${edgeUrl}/console/api/dev/outbox`, { signal: AbortSignal.timeout(HEALTH_TIMEOUT_MS) });
-    if (!response.ok) return false;
-    const { messages } = (await response.json()) as { messages: OutboxMessage[] };
-    for (const message of messages.toReversed()) {
-      if (seen.has(message.id)) continue;
-      seen.add(message.id);
-      write([`[mail] to ${message.to}: ${message.subject}`, ...message.links.map((link) => `  ${link}`), ""].join("\n"));
-    }
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function watchOutbox(isStopped: () => boolean): Promise<void> {
-  const seen = new Set<string>();
-  // Mails from earlier runs were printed then: only new ones are shown.
-  await printNewMail(`http://127.0.0.1:${EDGE_PORT}`, seen, () => {});
-  while (!isStopped()) {
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
-    await printNewMail(`http://127.0.0.1:${EDGE_PORT}`, seen, (text) => process.stdout.write(text));
-  }
-}
+/** The README's test clip (test/e2e/readme.test.ts checks they agree); yuv420p so that browsers and QuickTime play it. */
+export const TEST_CLIP_COMMAND = "ffmpeg -f lavfi -i testsrc=size=640x360:rate=25:duration=5 -f lavfi -i sine=duration=5 -c:v libx264 -pix_fmt yuv420p -c:a aac -shortest clip.mp4";
 
 function banner(key: string, transcoder = `http://127.0.0.1:${TRANSCODER_PORT}`): string {
   const auth = `-H "Authorization: Bearer ${key}"`;
@@ -219,7 +136,7 @@ function banner(key: string, transcoder = `http://127.0.0.1:${TRANSCODER_PORT}`)
     `  Edge:       ${EDGE_URL}  (OpenAPI: ${EDGE_URL}/openapi.json)`,
     `  Transcoder: ${transcoder}`,
     "",
-    "Try it (a test clip: ffmpeg -f lavfi -i testsrc=duration=5 -f lavfi -i sine=duration=5 -c:v libx264 -c:a aac -shortest clip.mp4):",
+    `Try it (a test clip: ${TEST_CLIP_COMMAND}):`,
     `  curl ${auth} -F file=@clip.mp4 ${EDGE_URL}/api/upload/file`,
     `  curl ${auth} ${json} -d '{"data":"data:text/plain;base64,aGVsbG8gZmZlZGdl"}' ${EDGE_URL}/api/upload/base64`,
     `  curl ${auth} ${json} -d '{"url":"<the url of an upload above>"}' ${EDGE_URL}/api/upload/url`,
@@ -227,6 +144,8 @@ function banner(key: string, transcoder = `http://127.0.0.1:${TRANSCODER_PORT}`)
     `  curl ${auth} ${json} -d '{"command":"ffmpeg -i <the url of clip.mp4> -vf scale=320:-2 small.mp4"}' ${EDGE_URL}/v1/tasks`,
     `  curl ${auth} ${EDGE_URL}/v1/tasks/<task_id>            # status, progress, outputs`,
     `  curl -N ${auth} ${EDGE_URL}/v1/tasks/<task_id>/events  # live progress`,
+    "",
+    `Cron does not fire locally; the sweep of expired files runs on: curl ${EDGE_URL}/cdn-cgi/local/scheduled`,
     "",
     "Ctrl-C stops everything.",
     "",
@@ -236,8 +155,9 @@ function banner(key: string, transcoder = `http://127.0.0.1:${TRANSCODER_PORT}`)
 export async function main(): Promise<void> {
   await checkPortsFree({ edge: EDGE_PORT, transcoder: TRANSCODER_PORT });
   const vars = await ensureDevVars(join(ROOT, ".dev.vars"));
-  await applyLocalMigrations();
-  const key = await ensureDevKey(join(ROOT, ".wrangler", "dev-api-key"));
+  const persistTo = persistDirectory();
+  await applyLocalMigrations(persistTo);
+  const key = await ensureDevKey(join(persistTo ?? join(ROOT, ".wrangler"), "dev-api-key"), persistTo);
 
   const transcoderUrl = `http://127.0.0.1:${TRANSCODER_PORT}`;
   const transcoderInstance = randomBytes(16).toString("hex");
@@ -247,10 +167,11 @@ export async function main(): Promise<void> {
     new Supervisor({
       label: "edge",
       command: join(ROOT, "node_modules/.bin/wrangler"),
-      args: ["dev", "--port", String(EDGE_PORT), "--ip", "127.0.0.1", "--show-interactive-dev-session=false", "--var", "DEV_FETCH_ALLOW_HOSTS:127.0.0.1,localhost", ...urlVars(transcoderUrl)],
+      args: ["dev", "--port", String(EDGE_PORT), "--ip", "127.0.0.1", "--show-interactive-dev-session=false", "--var", "DEV_FETCH_ALLOW_HOSTS:127.0.0.1,localhost", ...urlVars(transcoderUrl), ...(persistTo ? ["--persist-to", persistTo] : [])],
       env: quietWrangler,
       cwd: ROOT,
-      healthy: () => answers(`http://127.0.0.1:${EDGE_PORT}/openapi.json`),
+      healthy: () => answers(`http://127.0.0.1:${EDGE_PORT}${EDGE_HEALTH_PATH}`),
+      output: wranglerLogFilter({ ownPaths: [EDGE_HEALTH_PATH, OUTBOX_PATH], showContainers: false }),
     }, SUPERVISION),
     new Supervisor({
       label: "transcoder",
@@ -280,14 +201,19 @@ export async function main(): Promise<void> {
   };
   stopWhenAsked(() => void stopAll(0));
 
-  if (await waitForEdge(key, () => stopping)) {
+  if (await waitForEdge(() => stopping)) {
     process.stdout.write(banner(key));
-    void watchOutbox(() => stopping);
+    void watchOutbox(`http://127.0.0.1:${EDGE_PORT}`, () => stopping);
   }
   else if (!stopping) {
     process.stderr.write(`[start] the edge did not answer on port ${EDGE_PORT} within ${READY_TIMEOUT_MS / 1000} s.\n`);
     await stopAll(1);
   }
+}
+
+/** FFEDGE_PERSIST_TO: separate local state (tests that run beside a developer's `npm start`). */
+function persistDirectory(): string | undefined {
+  return process.env.FFEDGE_PERSIST_TO ? resolve(process.env.FFEDGE_PERSIST_TO) : undefined;
 }
 
 /** Warm, never-used containers the dispatcher keeps ready, so that a task does not wait for a cold start. */
@@ -312,8 +238,7 @@ export async function startContainers(): Promise<void> {
   await prepareDocker(ROOT, (line) => process.stderr.write(`${line}\n`));
   // wrangler reads .dev.vars itself (secrets never go on a command line or into its binding table).
   await ensureDevVars(join(ROOT, ".dev.vars"));
-  // FFEDGE_PERSIST_TO: separate local state (tests that run beside a developer's `npm start`).
-  const persistTo = process.env.FFEDGE_PERSIST_TO ? resolve(process.env.FFEDGE_PERSIST_TO) : undefined;
+  const persistTo = persistDirectory();
   await applyLocalMigrations(persistTo);
   const key = await ensureDevKey(join(persistTo ?? join(ROOT, ".wrangler"), "dev-api-key"), persistTo);
 
@@ -336,7 +261,8 @@ export async function startContainers(): Promise<void> {
     args: ["--import", "tsx", fileURLToPath(import.meta.url), "--container-edge"],
     env: { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false", FFEDGE_CONTAINER_EDGE: JSON.stringify(edgeOptions) },
     cwd: ROOT,
-    healthy: () => answers(`http://127.0.0.1:${EDGE_PORT}/openapi.json`),
+    healthy: () => answers(`http://127.0.0.1:${EDGE_PORT}${EDGE_HEALTH_PATH}`),
+    output: wranglerLogFilter({ ownPaths: [EDGE_HEALTH_PATH, OUTBOX_PATH], showContainers: true }),
   }, SUPERVISION);
   edge.start();
 
@@ -358,7 +284,7 @@ export async function startContainers(): Promise<void> {
   // The first start builds the image (a minute or more); later ones take it from Docker's cache.
   // The Worker may answer before wrangler has tagged the image: ready means both.
   const ready = async () => {
-    if (!(await waitForEdge(key, () => stopping, CONTAINERS_READY_TIMEOUT_MS))) return false;
+    if (!(await waitForEdge(() => stopping, CONTAINERS_READY_TIMEOUT_MS))) return false;
     const deadline = startedAt + CONTAINERS_READY_TIMEOUT_MS;
     while (!stopping && !(await imageExists(imageOf(buildId)))) {
       if (performance.now() > deadline) return false;
@@ -369,7 +295,7 @@ export async function startContainers(): Promise<void> {
   if (await ready()) {
     process.stdout.write(banner(key, `one TranscoderContainer per task (image ${imageOf(buildId)}, ${WARM_CONTAINERS} kept warm)`));
     process.stdout.write(`[start] ready in ${((performance.now() - startedAt) / 1000).toFixed(1)} s.\n`);
-    void watchOutbox(() => stopping);
+    void watchOutbox(`http://127.0.0.1:${EDGE_PORT}`, () => stopping);
   }
   else if (!stopping) {
     process.stderr.write(`[start] the edge did not answer on port ${EDGE_PORT} with its image ${imageOf(buildId)} built within ${CONTAINERS_READY_TIMEOUT_MS / 1000} s.\n`);

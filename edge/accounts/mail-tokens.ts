@@ -50,6 +50,39 @@ export async function consumeMailToken(db: D1Database, token: string, purpose: M
   return { userId: row.user_id, passwordHash: row.password_hash };
 }
 
+/**
+ * Uses up a verification token but keeps its row, without the password, until the link expires:
+ * reopening the link can then be told the address is verified rather than that the link is bad.
+ * `passwordHash` is null when the token was used before (by this request's rival, too).
+ */
+export async function useVerifyToken(db: D1Database, token: string, now = new Date()): Promise<{ userId: string; passwordHash: string | null } | null> {
+  if (token.length === 0 || token.length > 128) return null;
+  const hash = await hashApiKey(token);
+  const row = await db
+    .prepare("SELECT user_id, password_hash, expires_at FROM mail_tokens WHERE hash = ? AND purpose = 'verify'")
+    .bind(hash)
+    .first<{ user_id: string; password_hash: string | null; expires_at: string }>();
+  if (!row || row.expires_at <= now.toISOString()) return null;
+  if (!row.password_hash) return { userId: row.user_id, passwordHash: null };
+  const taken = await db.prepare("UPDATE mail_tokens SET password_hash = NULL WHERE hash = ? AND password_hash IS NOT NULL").bind(hash).run();
+  return { userId: row.user_id, passwordHash: taken.meta.changes ? row.password_hash : null };
+}
+
+/** The other verification tokens of a user whose address `usedToken` just verified. */
+export async function dropOtherVerifyTokens(db: D1Database, userId: string, usedToken: string): Promise<D1PreparedStatement> {
+  return db.prepare("DELETE FROM mail_tokens WHERE user_id = ? AND purpose = 'verify' AND hash != ?").bind(userId, await hashApiKey(usedToken));
+}
+
+/** Whether a link's token would still be accepted, without using it up (a page says so before the form is filled in). */
+export async function isMailTokenLive(db: D1Database, token: string, purpose: MailTokenPurpose, now = new Date()): Promise<boolean> {
+  if (token.length === 0 || token.length > 128) return false;
+  const row = await db
+    .prepare("SELECT 1 AS live FROM mail_tokens WHERE hash = ? AND purpose = ? AND expires_at > ?")
+    .bind(await hashApiKey(token), purpose, now.toISOString())
+    .first<{ live: number }>();
+  return row !== null;
+}
+
 /** The password of the newest unexpired sign-up of a user who has not verified the address yet. */
 export async function pendingPasswordHash(db: D1Database, userId: string, now = new Date()): Promise<string | null> {
   const row = await db

@@ -1,5 +1,6 @@
 import script from "./assets/console.js";
 import stylesheet from "./assets/console.css";
+import { favicon } from "./assets/favicon";
 
 interface Asset {
   path: string;
@@ -10,6 +11,7 @@ interface Asset {
 const sources = [
   { name: "console", extension: "js", body: script, contentType: "text/javascript; charset=utf-8" },
   { name: "console", extension: "css", body: stylesheet, contentType: "text/css; charset=utf-8" },
+  { name: "favicon", extension: "svg", body: favicon, contentType: "image/svg+xml" },
 ];
 
 let built: Promise<Asset[]> | undefined;
@@ -29,7 +31,7 @@ export function consoleAssets(): Promise<Asset[]> {
   return built;
 }
 
-export async function assetPaths(): Promise<{ script: string; stylesheet: string }> {
-  const [js, css] = await consoleAssets();
-  return { script: js!.path, stylesheet: css!.path };
+export async function assetPaths(): Promise<{ script: string; stylesheet: string; icon: string }> {
+  const [js, css, icon] = await consoleAssets();
+  return { script: js!.path, stylesheet: css!.path, icon: icon!.path };
 }

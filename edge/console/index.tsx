@@ -1,28 +1,39 @@
 import { Hono, type Context } from "hono";
+import { getCookie } from "hono/cookie";
 import type { Child } from "hono/jsx";
 import { AppError } from "../../shared/errors";
+import { sessionCookieName } from "../accounts/sessions";
+import { config } from "../lib/config";
 import { problemResponse } from "../lib/problem";
 import { assetPaths, consoleAssets } from "./assets";
 import { filesOfSession } from "./files";
-import { Layout } from "./layout";
+import { Layout, type PageContext } from "./layout";
 import { Account, Composer, Files, Keys, Task, Tasks, Usage, Webhooks } from "./pages/app";
 import { Forgot, Reset, SignIn, SignUp, Verify } from "./pages/auth";
 
 /**
  * Every console page: scripts and styles only from our origin (no inline code at all), data
  * only from our own API, never framed, never leaking its URL (reset and verify tokens) by Referer.
+ * Images, audio and video may also come from the CDN's origin (PUBLIC_URL), for the task page's
+ * previews of outputs: the CDN serves only passive types inline, each under `sandbox`.
  */
-const PAGE_HEADERS = {
-  "content-security-policy": [
+function pageHeaders(env: Env): Record<string, string> {
+  const cdn = new URL(config(env).publicUrl).origin;
+  const policy = [
     "default-src 'none'",
     "script-src 'self'",
     "style-src 'self'",
-    "img-src 'self'",
+    `img-src 'self' ${cdn}`,
+    `media-src ${cdn}`,
     "connect-src 'self'",
     "form-action 'self'",
     "frame-ancestors 'none'",
     "base-uri 'none'",
-  ].join("; "),
+  ];
+  return { ...PAGE_HEADERS, "content-security-policy": policy.join("; ") };
+}
+
+const PAGE_HEADERS = {
   "x-content-type-options": "nosniff",
   "x-frame-options": "DENY",
   "referrer-policy": "no-referrer",
@@ -36,16 +47,32 @@ interface PageSpec {
   title: string;
   page: string;
   signedIn: boolean;
-  body: () => Child;
+  body: (context: PageContext) => Child;
 }
 
-async function render(c: Context, spec: PageSpec, data?: Record<string, string>): Promise<Response> {
+type ConsoleContext = Context<{ Bindings: Env }>;
+
+/**
+ * Sign-in for a browser without a live session. Only one that still sent a session cookie had a
+ * session that ended; a browser that never signed in here is not told so.
+ */
+function signInRedirect(c: ConsoleContext): Response {
+  const url = new URL(c.req.url);
+  const query = new URLSearchParams({ next: url.pathname + url.search });
+  if (getCookie(c, sessionCookieName(c.env))) query.set("reason", "expired");
+  return c.redirect(`/console/signin?${query}`, 302);
+}
+
+async function render(c: ConsoleContext, spec: PageSpec, data?: Record<string, string>): Promise<Response> {
+  // Without any cookie there is no session to check: straight to sign-in, before any script runs.
+  if (spec.signedIn && !getCookie(c, sessionCookieName(c.env))) return signInRedirect(c);
+  const apiUrl = config(c.env).edgeUrl;
   const node = (
-    <Layout title={spec.title} page={spec.page} signedIn={spec.signedIn} assets={await assetPaths()} data={data}>
-      {spec.body()}
+    <Layout title={spec.title} page={spec.page} signedIn={spec.signedIn} assets={await assetPaths()} data={spec.signedIn ? { "api-url": apiUrl, ...data } : data}>
+      {spec.body({ apiUrl })}
     </Layout>
   );
-  return c.html(`<!doctype html>${String(node)}`, 200, PAGE_HEADERS);
+  return c.html(`<!doctype html>${String(node)}`, 200, pageHeaders(c.env));
 }
 
 const PAGES: Record<string, PageSpec> = {
@@ -75,13 +102,13 @@ for (const spec of [
 ]) {
   consolePages.get(spec.path, async (c) => {
     const files = await filesOfSession(c);
-    if (!files) return c.redirect(`/console/signin?${new URLSearchParams({ next: c.req.path, reason: "expired" })}`, 302);
+    if (!files) return signInRedirect(c);
     return render(c, spec, { files: JSON.stringify(files) });
   });
 }
 
 consolePages.get("/tasks/:task_id{[A-Za-z0-9_-]{1,64}}", (c) =>
-  render(c, { title: "Task", page: "task", signedIn: true, body: Task }, { "task-id": c.req.param("task_id") }),
+  render(c, { title: `Task ${c.req.param("task_id")}`, page: "task", signedIn: true, body: Task }, { "task-id": c.req.param("task_id") }),
 );
 
 consolePages.get("/assets/:file", async (c) => {

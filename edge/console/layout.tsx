@@ -10,13 +10,18 @@ const NAV = [
   { href: "/console/account", label: "Account", page: "account" },
 ];
 
+/** What a page body may show of the deployment: its API's base URL (`EDGE_URL`), for snippets. */
+export interface PageContext {
+  apiUrl: string;
+}
+
 interface LayoutProps {
   title: string;
   /** Which page module the browser script runs (`data-page`). */
   page: string;
   /** Pages behind sign-in show the navigation; the sign-in pages do not. */
   signedIn: boolean;
-  assets: { script: string; stylesheet: string };
+  assets: { script: string; stylesheet: string; icon: string };
   data?: Record<string, string>;
   children: Child;
 }
@@ -29,6 +34,7 @@ export function Layout(props: LayoutProps) {
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>{`${props.title} · ffedge console`}</title>
+        <link rel="icon" type="image/svg+xml" href={props.assets.icon} />
         <link rel="stylesheet" href={props.assets.stylesheet} />
         <script type="module" src={props.assets.script}></script>
       </head>
@@ -47,7 +53,12 @@ export function Layout(props: LayoutProps) {
               </ul>
             </nav>
           )}
-          {props.signedIn && <span class="who" id="who"></span>}
+          {props.signedIn && (
+            <p class="who">
+              <span id="who"></span>
+              <button type="button" id="sign-out" class="secondary">Sign out</button>
+            </p>
+          )}
         </header>
         <main id="main" tabindex={-1}>
           <h1>{props.title}</h1>

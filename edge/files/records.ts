@@ -83,6 +83,16 @@ export async function findFile(db: D1Database, userId: string, key: string): Pro
   return db.prepare("SELECT * FROM files WHERE key = ? AND user_id = ?").bind(key, userId).first<FileRow>();
 }
 
+/** The names the user's files were uploaded under, by key, for those of `keys` that have one (expired rows not yet swept included). */
+export async function originalNames(db: D1Database, userId: string, keys: readonly string[]): Promise<Map<string, string>> {
+  if (keys.length === 0) return new Map();
+  const { results } = await db
+    .prepare(`SELECT key, original_name FROM files WHERE user_id = ? AND original_name IS NOT NULL AND key IN (${keys.map(() => "?").join(", ")})`)
+    .bind(userId, ...keys)
+    .all<{ key: string; original_name: string }>();
+  return new Map(results.map((row) => [row.key, row.original_name]));
+}
+
 /**
  * Removes a file now rather than at its expiry: the object first, then the row (a row without
  * an object is harmless; an object without a row would never be swept). The caller purges the

@@ -9,6 +9,8 @@ export interface ServiceSpec {
   cwd: string;
   /** True while the service answers. A service that exits, or fails this `maxFailedChecks` times in a row once it has answered, is restarted. */
   healthy: () => Promise<boolean>;
+  /** The lines to print for each line the service writes (default: that line). */
+  output?: (line: string) => string[];
 }
 
 export interface SupervisorOptions {
@@ -71,11 +73,13 @@ export class Supervisor {
   }
 
   private launch(): void {
-    const { label, command, args, env, cwd } = this.spec;
+    const { label, command, args, env, cwd, output = (line) => [line] } = this.spec;
     // stdin is the watchdog's lifeline to this process: see WATCHDOG.
     const child = spawn(process.execPath, ["-e", WATCHDOG, command, ...args], { cwd, env, detached: true, stdio: ["pipe", "pipe", "pipe"] });
     for (const stream of [child.stdout, child.stderr]) {
-      if (stream) createInterface({ input: stream }).on("line", (line) => process.stdout.write(`[${label}] ${line}\n`));
+      if (stream) createInterface({ input: stream }).on("line", (line) => {
+        for (const shown of output(line)) process.stdout.write(`[${label}] ${shown}\n`);
+      });
     }
     child.once("exit", (code, signal) => {
       if (this.stopping || this.child !== child) return;

@@ -71,6 +71,13 @@ export const DailyUsageSchema = z.object({
   storage_bytes: z.number().int(),
   running_tasks: z.number().int(),
   waiting_tasks: z.number().int(),
+  daily_quota: z.object({
+    limit_seconds: z.number().int().meta({ description: "DAILY_TASK_SECONDS" }),
+    processed_seconds: z.number().meta({ description: "Seconds ffmpeg ran for tasks that finished since 00:00 UTC" }),
+    reserved_seconds: z.number().meta({ description: "The time limits the unfinished tasks hold until they end" }),
+    remaining_seconds: z.number().meta({ description: "What a new task may still use today; below 1 s, POST /v1/tasks answers 429 QUOTA_EXCEEDED" }),
+    resets_at: z.string().meta({ description: "The next 00:00 UTC" }),
+  }),
   limits: z.object({
     max_running_tasks: z.number().int(),
     rate_limit: z.object({ requests: z.number().int(), period_seconds: z.number().int() }),

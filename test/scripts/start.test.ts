@@ -3,7 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { applyLocalMigrations, execute, revokeKey } from "../../scripts/keys";
-import { ensureDevKey, ensureDevVars, parseDotenv, printNewMail } from "../../scripts/start";
+import { printNewMail } from "../../scripts/lib/dev-outbox";
+import { ensureDevKey, ensureDevVars, parseDotenv } from "../../scripts/lib/dev-state";
 
 let dir: string;
 
@@ -61,7 +62,8 @@ describe("ensureDevKey", () => {
     expect((await readFile(keyFile, "utf8")).trim()).toBe(second);
     const [users] = await execute({ remote: false, persistTo }, [{ sql: "SELECT COUNT(*) AS n FROM users WHERE name = ?", params: ["dev"] }]);
     expect(users).toEqual([{ n: 1 }]);
-  }, 60_000);
+    // Each step is a wrangler d1 process of its own: over a minute on a busy 2-core machine.
+  }, 180_000);
 });
 
 describe("printNewMail", () => {

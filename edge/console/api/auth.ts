@@ -2,7 +2,7 @@ import { createRoute } from "@hono/zod-openapi";
 import { CredentialsSchema, ForgotSchema, MessageSchema, ResetSchema, SessionSchema, SigninSchema, TokenSchema } from "../../../shared/schemas/accounts";
 import { AppError } from "../../../shared/errors";
 import { sendMail } from "../../accounts/mail";
-import { consumeMailToken, issueResetToken, pendingPasswordHash, revokeMailToken, verifyTokenForNewUser } from "../../accounts/mail-tokens";
+import { consumeMailToken, dropOtherVerifyTokens, isMailTokenLive, issueResetToken, pendingPasswordHash, revokeMailToken, useVerifyToken, verifyTokenForNewUser } from "../../accounts/mail-tokens";
 import { burnPasswordCheck, hashPassword, verifyPassword } from "../../accounts/passwords";
 import { clearSessionCookie, readSession, revokeAllSessions, revokeSession, startSession } from "../../accounts/sessions";
 import { assertSigninAllowed, clearSigninFailures, clearSigninFailuresFrom, recordSigninFailure, signinSubjects, takeMailAllowance } from "../../accounts/signin-limits";
@@ -37,17 +37,27 @@ auth.openapi(
 );
 
 auth.openapi(
-  createRoute({ method: "post", path: "/console/api/auth/verify", hide: true, request: json(TokenSchema), responses: { 200: { description: "Verified" }, ...problems } }),
+  createRoute({ method: "post", path: "/console/api/auth/verify", hide: true, request: json(TokenSchema), responses: { 200: { description: "Verified; `already_verified` when the link had been followed before" }, ...problems } }),
   async (c) => {
-    const token = await consumeMailToken(c.env.DB, c.req.valid("json").token, "verify");
-    if (!token?.passwordHash) throw invalidToken();
-    const [claimed] = await c.env.DB.batch([
-      setFirstPassword(c.env.DB, token.userId, token.passwordHash),
-      c.env.DB.prepare("DELETE FROM mail_tokens WHERE user_id = ? AND purpose = 'verify'").bind(token.userId),
-    ]);
-    // An account that got a password another way (a reset by its owner) keeps it.
-    if (!claimed?.meta.changes) throw invalidToken();
-    return c.json({ verified: true }, 200);
+    const sent = c.req.valid("json").token;
+    const token = await useVerifyToken(c.env.DB, sent);
+    if (!token) throw invalidToken();
+    // An account that got a password another way (a reset by its owner) keeps it; a link
+    // followed a second time finds the address verified by the first.
+    const claimed = token.passwordHash
+      ? (await c.env.DB.batch([setFirstPassword(c.env.DB, token.userId, token.passwordHash), await dropOtherVerifyTokens(c.env.DB, token.userId, sent)]))[0]
+      : undefined;
+    if (claimed?.meta.changes) return c.json({ verified: true }, 200);
+    if ((await findUser(c.env.DB, token.userId))?.email_verified_at) return c.json({ verified: true, already_verified: true }, 200);
+    throw invalidToken();
+  },
+);
+
+auth.openapi(
+  createRoute({ method: "post", path: "/console/api/auth/reset/check", hide: true, request: json(TokenSchema), responses: { 204: { description: "The reset link still works" }, ...problems } }),
+  async (c) => {
+    if (!(await isMailTokenLive(c.env.DB, c.req.valid("json").token, "reset"))) throw invalidToken();
+    return c.body(null, 204);
   },
 );
 

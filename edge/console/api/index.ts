@@ -5,6 +5,7 @@ import { type Forward, publicApiForSession } from "./forward";
 import { requireSameOrigin } from "./guards";
 import { keys } from "./keys";
 import { outbox } from "./outbox";
+import { taskSummaries } from "./task-summaries";
 import { usage } from "./usage";
 
 /**
@@ -14,6 +15,6 @@ import { usage } from "./usage";
 export function consoleApi(forward: Forward) {
   const app = createApp();
   app.use("/console/api/*", requireSameOrigin);
-  mountAll(app, [auth, account, keys, usage, outbox, publicApiForSession(forward)]);
+  mountAll(app, [auth, account, keys, usage, outbox, taskSummaries, publicApiForSession(forward)]);
   return app;
 }

@@ -1,6 +1,6 @@
 import { createRoute } from "@hono/zod-openapi";
 import { DailyUsageSchema, UsageQuerySchema } from "../../../shared/schemas/accounts";
-import { dailyUsage } from "../../accounts/usage";
+import { dailyQuota, dailyUsage } from "../../accounts/usage";
 import { requireSession } from "./guards";
 import { config } from "../../lib/config";
 import { createApp } from "../../lib/openapi";
@@ -16,8 +16,9 @@ usage.openapi(
   async (c) => {
     const userId = c.get("userId");
     const settings = config(c.env);
-    const [days, stored, slots] = await Promise.all([
+    const [days, quota, stored, slots] = await Promise.all([
       dailyUsage(c.env.DB, userId, c.req.valid("query").days),
+      dailyQuota(c.env.DB, userId, settings),
       c.env.DB.prepare("SELECT COALESCE(SUM(size), 0) AS value FROM files WHERE user_id = ? AND expires_at > ?").bind(userId, new Date().toISOString()).first<{ value: number }>(),
       dispatchLineStub(c.env, userId).usage(),
     ]);
@@ -26,6 +27,7 @@ usage.openapi(
       storage_bytes: Number(stored?.value ?? 0),
       running_tasks: slots.running,
       waiting_tasks: slots.waiting,
+      daily_quota: quota,
       limits: {
         max_running_tasks: slots.cap,
         rate_limit: { requests: Number(c.env.RATE_LIMIT_REQUESTS) || 1200, period_seconds: Number(c.env.RATE_LIMIT_PERIOD_SECONDS) || 60 },

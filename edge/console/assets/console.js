@@ -124,7 +124,7 @@ function formatBytes(bytes) {
     value /= 1024;
     unit++;
   }
-  return `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
+  return `${value.toFixed(value < 10 ? 1 : 0).replace(/\.0$/, "")} ${units[unit]}`;
 }
 
 function formatDuration(seconds) {
@@ -132,8 +132,8 @@ function formatDuration(seconds) {
   const h = Math.floor(seconds / 3600);
   const m = Math.floor((seconds % 3600) / 60);
   const s = seconds % 60;
-  if (h > 0) return `${h} h ${m} min`;
-  if (m > 0) return `${m} min ${s} s`;
+  if (h > 0) return m > 0 ? `${h} h ${m} min` : `${h} h`;
+  if (m > 0) return s > 0 ? `${m} min ${s} s` : `${m} min`;
   return `${s} s`;
 }
 
@@ -145,6 +145,11 @@ function formatTime(iso) {
 
 function statusBadge(status) {
   return el("span", { class: `status status-${status}` }, status);
+}
+
+/** A canceled task keeps FFHub's status "failed"; the console says what happened (canceled_at, error_code CANCELED). */
+function shownStatus(task) {
+  return task.canceled_at || (task.status === "failed" && task.error_code === "CANCELED") ? "canceled" : task.status;
 }
 
 // ---- Signed-out pages --------------------------------------------------------------------
@@ -210,10 +215,12 @@ async function verifyPage() {
     return;
   }
   try {
-    await api("/auth/verify", { method: "POST", json: { token } });
-    location.replace("/console/signin?reason=verified");
+    const answer = await api("/auth/verify", { method: "POST", json: { token } });
+    if (!answer.already_verified) return location.replace("/console/signin?reason=verified");
+    status.textContent = "This address is already verified: sign in with the password you chose.";
   } catch (error) {
-    status.textContent = `${error.message} Sign up again to get a new link. If this address already signed up, set its password through "Forgot password".`;
+    if (!error.problem || error.problem.code !== "INVALID_TOKEN") throw error;
+    status.textContent = `This link does not work: it has expired (links last 24 hours) or is not one we sent. Sign up again to get a new link. If this address already signed up, set its password through "Forgot password".`;
   }
 }
 
@@ -225,12 +232,24 @@ function forgotPage() {
   });
 }
 
-function resetPage() {
+async function resetPage() {
   const token = new URLSearchParams(location.search).get("token") || "";
+  await checkResetLink(token);
   onSubmit($("#reset-form"), async (form) => {
     await api("/auth/reset", { method: "POST", json: { token, password: form.get("password") } });
     location.assign("/console/signin?reason=reset");
   });
+}
+
+/** A reset link that can no longer work is said at once, before a password is typed, with a way to ask again. */
+async function checkResetLink(token) {
+  try {
+    await api("/auth/reset/check", { method: "POST", json: { token } });
+  } catch (error) {
+    if (!error.problem || (error.problem.code !== "INVALID_TOKEN" && error.problem.code !== "VALIDATION_FAILED")) throw error;
+    $("#reset-form").parentElement.hidden = true;
+    $("#reset-dead").hidden = false;
+  }
 }
 
 // ---- Tasks ---------------------------------------------------------------------------------
@@ -270,7 +289,8 @@ async function tasksPage() {
     const list = await api(`/v1/tasks?${query}`);
     const rows = list.tasks.map((task) => taskRow(task));
     $("#task-table tbody").replaceChildren(...rows);
-    $("#task-empty").hidden = list.total > 0;
+    await showSummaries(list.tasks);
+    showEmptyTasks(list.total, status);
     $("#task-table").parentElement.hidden = list.tasks.length === 0;
     $(".pager").hidden = list.total === 0;
     $("#page-info").textContent = list.total === 0 ? "" : `${offset + 1}–${offset + list.tasks.length} of ${list.total}`;
@@ -295,15 +315,26 @@ async function tasksPage() {
   await load();
 }
 
+/**
+ * No tasks at all: the getting-started. None with the chosen status: says so, since the account
+ * may well have others.
+ */
+function showEmptyTasks(total, status) {
+  const empty = $("#task-empty");
+  empty.hidden = total > 0 || !status;
+  $("#getting-started").hidden = total > 0 || Boolean(status);
+  if (status && total === 0) empty.replaceChildren(`No ${status} tasks. `, el("a", { href: "/console/tasks" }, "Show all tasks"));
+}
+
 function taskRow(task) {
   return el(
     "tr",
     { id: `row-${task.task_id}` },
-    el("td", {}, el("a", { href: `/console/tasks/${encodeURIComponent(task.task_id)}`, class: "mono" }, task.task_id)),
-    el("td", { class: "command", title: task.command }, task.command),
-    el("td", { class: "status-cell" }, statusBadge(task.status)),
-    el("td", { class: "progress-cell" }, el("progress", { max: 100, value: task.progress, "aria-label": `Progress of ${task.task_id}` }), ` ${task.progress}%`),
-    el("td", {}, formatTime(task.created_at)),
+    el("td", { "data-label": "Task" }, el("a", { href: `/console/tasks/${encodeURIComponent(task.task_id)}`, class: "mono" }, task.task_id)),
+    el("td", { class: "command", title: task.command, "data-label": "Command" }, task.command),
+    el("td", { class: "status-cell", "data-label": "Status" }, statusBadge(shownStatus(task))),
+    ...taskFacts(task),
+    el("td", { "data-label": "Created" }, formatTime(task.created_at)),
   );
 }
 
@@ -314,7 +345,7 @@ function followRow(taskId, reload, lost) {
     const data = JSON.parse(event.data);
     const row = document.getElementById(`row-${taskId}`);
     if (!row) return;
-    if (data.status) row.querySelector(".status-cell").replaceChildren(statusBadge(data.status));
+    if (data.status) row.querySelector(".status-cell").replaceChildren(statusBadge(shownStatus(data)));
     if (typeof data.progress === "number") {
       row.querySelector(".progress-cell").replaceChildren(el("progress", { max: 100, value: data.progress, "aria-label": `Progress of ${taskId}` }), ` ${data.progress}%`);
     }
@@ -352,6 +383,7 @@ async function taskPage() {
   $("#task-body").hidden = false;
   $("#task-command").textContent = task.command;
   showTask(task);
+  setUpTaskTools(task);
   loadDeliveries(taskId);
   if (task.status === "pending" || task.status === "running") followTask(taskId);
   else loadLog(taskId);
@@ -379,8 +411,9 @@ async function taskPage() {
 
 function showTask(task) {
   const previous = $("#task-status").textContent;
-  $("#task-status").replaceChildren(statusBadge(task.status));
-  if (previous && previous !== task.status) announce(`Task ${task.status}`);
+  const status = shownStatus(task);
+  $("#task-status").replaceChildren(statusBadge(status));
+  if (previous && previous !== status) announce(`Task ${status}`);
   $("#task-progress").value = task.progress;
   $("#task-percent").textContent = `${task.progress}%`;
   $("#task-eta").textContent = task.status === "running" && typeof task.eta_seconds === "number" ? `· about ${formatDuration(task.eta_seconds)} left` : "";
@@ -392,7 +425,11 @@ function showTask(task) {
   errorBox.textContent = task.error ? `${task.error_code ? `${task.error_code}: ` : ""}${task.error}` : "";
   const times = [["Created", task.created_at], ["Started", task.started_at], ["Finished", task.finished_at]];
   $("#task-times").replaceChildren(...times.filter(([, value]) => value !== undefined).flatMap(([label, value]) => [el("dt", {}, label), el("dd", {}, formatTime(value))]));
-  if (task.outputs && task.outputs.length) showOutputs(task.outputs);
+  showElapsed(task);
+  if (task.outputs && task.outputs.length) {
+    showOutputs(task.outputs);
+    showPreviews(task.outputs);
+  }
 }
 
 function showOutputs(outputs) {
@@ -474,6 +511,199 @@ async function loadDeliveries(taskId) {
   return list.deliveries.length;
 }
 
+// ---- Telling tasks apart: summaries, outputs, duration, error, previews, copy-as, re-run ----
+
+const SUMMARY_WIDTH = 90;
+
+/**
+ * The list's duration, outputs and error cells (each with its card label for narrow screens). An
+ * unfinished task's duration cell shows its progress instead, which its event stream updates.
+ */
+function taskFacts(task) {
+  const outputs = task.outputs || [];
+  const names = outputs.map((output) => output.filename);
+  const shown = names.length > 2 ? `${names.slice(0, 2).join(", ")} +${names.length - 2} more` : names.join(", ");
+  const error = shortError(task);
+  const unfinished = task.status === "pending" || task.status === "running";
+  const time = unfinished
+    ? [el("progress", { max: 100, value: task.progress, "aria-label": `Progress of ${task.task_id}` }), ` ${task.progress}%`]
+    : [task.elapsed === null || task.elapsed === undefined ? "—" : formatDuration(Number(task.elapsed))];
+  return [
+    el("td", { class: "progress-cell duration-cell", "data-label": "Duration" }, ...time),
+    el("td", { class: "outputs-cell", "data-label": "Outputs", title: names.join("\n") || null }, outputs.length ? `${outputs.length} · ${shown}` : "—"),
+    el("td", { class: error ? "error-cell error" : "error-cell", "data-label": "Error", title: task.error || null }, error || "—"),
+  ];
+}
+
+/** The error's first line, cut short; the whole of it is the cell's title and on the task page. */
+function shortError(task) {
+  if (!task.error && !task.error_code) return "";
+  if (shownStatus(task) === "canceled") return "canceled";
+  const line = (task.error || "").split("\n").find((text) => text.trim()) || "";
+  const text = `${task.error_code ? `${task.error_code}: ` : ""}${line.trim()}`;
+  return text.length > 80 ? `${text.slice(0, 79)}…` : text;
+}
+
+/** Replaces each listed command by its summary: inputs by the names they were uploaded under, outputs, options. */
+async function showSummaries(tasks) {
+  if (!tasks.length) return;
+  let summaries;
+  try {
+    ({ summaries } = await api(`/task-summaries?ids=${tasks.map((task) => encodeURIComponent(task.task_id)).join(",")}`));
+  } catch (error) {
+    if (error.status === 401) throw error;
+    return; // The commands as written stay; the list is still usable.
+  }
+  for (const task of tasks) {
+    const summary = summaries[task.task_id];
+    const cell = document.querySelector(`#row-${CSS.escape(task.task_id)} .command`);
+    if (!summary || !cell) continue;
+    const text = summary.text.length > SUMMARY_WIDTH ? `${summary.text.slice(0, SUMMARY_WIDTH - 1)}…` : summary.text;
+    cell.replaceChildren(text);
+  }
+}
+
+const elapsedClock = { seconds: null, at: 0, status: "", timer: null };
+
+/** The heading: "Task tsk_… · running for 12 s", ticking while the task runs. */
+function showElapsed(task) {
+  if (task.elapsed !== undefined) {
+    elapsedClock.seconds = task.elapsed === null ? null : Number(task.elapsed);
+    elapsedClock.at = Date.now();
+  } else if (task.status === "running" && elapsedClock.seconds === null) {
+    elapsedClock.seconds = 0;
+    elapsedClock.at = Date.now();
+  }
+  if (task.status) elapsedClock.status = task.status;
+  let span = $("#task-elapsed");
+  if (!span) {
+    span = el("span", { id: "task-elapsed", class: "elapsed" });
+    $("main h1").append(" ", span);
+  }
+  const render = () => {
+    const { seconds, at, status } = elapsedClock;
+    const running = status === "running";
+    const now = seconds === null ? null : seconds + (running ? (Date.now() - at) / 1000 : 0);
+    span.textContent = now === null ? (status === "pending" ? "· waiting to start" : "") : `· ${running ? "running for" : "ran"} ${formatDuration(now)}`;
+  };
+  render();
+  clearInterval(elapsedClock.timer);
+  if (elapsedClock.status === "running") elapsedClock.timer = setInterval(render, 1000);
+}
+
+const PREVIEWS = {
+  video: ["mp4", "m4v", "webm", "ogv", "mov"],
+  audio: ["mp3", "m4a", "aac", "wav", "ogg", "oga", "opus", "flac", "weba"],
+  image: ["jpg", "jpeg", "png", "gif", "webp", "avif", "bmp"],
+};
+const MAX_PREVIEWS = 4;
+
+/** Outputs the browser can show, played or shown straight from the CDN (which serves them inline, sandboxed). */
+function showPreviews(outputs) {
+  const box = $("#task-previews");
+  const figures = [];
+  for (const output of outputs) {
+    const extension = output.filename.split(".").pop().toLowerCase();
+    const kind = Object.keys(PREVIEWS).find((candidate) => PREVIEWS[candidate].includes(extension));
+    if (!kind || figures.length >= MAX_PREVIEWS) continue;
+    const label = `Preview of ${output.filename}`;
+    const media =
+      kind === "image" ? el("img", { src: output.url, alt: label, loading: "lazy" })
+      : el(kind, { src: output.url, controls: true, preload: "metadata", "aria-label": label });
+    figures.push(el("figure", { class: `preview preview-${kind}` }, media, el("figcaption", { class: "mono" }, output.filename)));
+  }
+  if (box.childElementCount !== figures.length) box.replaceChildren(...figures);
+}
+
+/** POSIX shell quoting inside double quotes. */
+function shellDoubleQuoted(text) {
+  return `"${text.replace(/(["\\$`])/g, "\\$1")}"`;
+}
+
+function shellSingleQuoted(text) {
+  return `'${text.replace(/'/g, "'\\''")}'`;
+}
+
+/** The same task from a terminal or a program, with this deployment's URL and a placeholder for the key. */
+function snippetsFor(task) {
+  const base = (document.body.dataset.apiUrl || location.origin).replace(/\/$/, "");
+  const body = { command: task.command };
+  if (task.with_metadata) body.with_metadata = true;
+  return [
+    ["curl", `curl -X POST ${base}/v1/tasks \\\n  -H "Authorization: Bearer $FFEDGE_API_KEY" \\\n  -H "Content-Type: application/json" \\\n  -d ${shellSingleQuoted(JSON.stringify(body))}`],
+    ["CLI", `export FFEDGE_URL=${base} FFEDGE_API_KEY=ffe_…\nffedge run ${shellDoubleQuoted(task.command)}`],
+    ["SDK", `import { FFedge } from "@ffedge/sdk";\n\nconst ff = new FFedge({ apiKey: process.env.FFEDGE_API_KEY, baseUrl: ${JSON.stringify(base)} });\nconst task = await ff.run(${JSON.stringify(task.command)});\nconsole.log(task.outputs);`],
+  ];
+}
+
+function showSnippets(task) {
+  $("#copy-snippets").replaceChildren(
+    ...snippetsFor(task).map(([label, text]) => {
+      const id = `snippet-${label.toLowerCase()}`;
+      return el(
+        "div",
+        { class: "snippet" },
+        el("p", { class: "copyrow" }, el("strong", { id: `${id}-label` }, label), " ", el("button", { type: "button", class: "secondary", "aria-label": `Copy as ${label}`, onclick: (event) => copy(text, event.currentTarget) }, "Copy"), el("input", { type: "hidden", value: text })),
+        el("pre", { class: "code", id, "aria-labelledby": `${id}-label`, tabindex: 0 }, text),
+      );
+    }),
+  );
+}
+
+function randomKey() {
+  return [...crypto.getRandomValues(new Uint8Array(16))].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+}
+
+/** Run again: the same command as a new task through the public API, once per click (a fresh Idempotency-Key). */
+function setUpTaskTools(task) {
+  showSnippets(task);
+  $("#edit-task").href = `/console/new?from=${encodeURIComponent(task.task_id)}`;
+  $("#rerun-task").addEventListener("click", guarded(async () => {
+    const body = { command: task.command, with_metadata: Boolean(task.with_metadata) };
+    const hooks = await api(`/v1/tasks/${encodeURIComponent(task.task_id)}/webhooks`).catch(() => null);
+    if (hooks && hooks.webhook_url) body.webhook = hooks.webhook_url;
+    const created = await api("/v1/tasks", { method: "POST", json: body, headers: { "Idempotency-Key": `console-rerun-${randomKey()}` } });
+    location.assign(`/console/tasks/${encodeURIComponent(created.task_id)}`);
+  }));
+}
+
+/** Files of the same name told apart: size, upload time and the end of their key. */
+function fileIdentity(file) {
+  const stem = file.key.split("/").pop().replace(/\.[^.]*$/, "");
+  const uploaded = file.created_at ? new Date(file.created_at).toLocaleString([], { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" }) : null;
+  return [formatBytes(file.size), uploaded && `uploaded ${uploaded}`, `…${stem.slice(-6)}`].filter(Boolean).join(" · ");
+}
+
+/** Fills the composer from a recipe: the picked file as its video, the newest file of each other kind it needs. */
+function applyRecipe(button, files, picker, textarea) {
+  const kinds = button.dataset.inputs.split(",");
+  const picked = files.find((file) => file.url === picker.value);
+  const newest = (kind) => files.find((file) => fileKind(file) === kind);
+  const missing = [];
+  let command = button.dataset.command;
+  for (const kind of kinds) {
+    const file = kind === "video" && picked && fileKind(picked) === "video" ? picked : newest(kind);
+    if (file) command = command.split(`{${kind}}`).join(file.url);
+    else missing.push(kind);
+  }
+  textarea.value = command;
+  textarea.dispatchEvent(new Event("input"));
+  textarea.focus();
+  const what = { video: "a video", image: "an image (PNG or JPEG)", subtitles: "a subtitles file (SRT, VTT or ASS)" };
+  $("#recipe-note").textContent = missing.length
+    ? `Replace ${missing.map((kind) => `{${kind}}`).join(" and ")} with the URL of ${missing.map((kind) => what[kind]).join(" and ")}, or upload one on the Files page.`
+    : `${button.textContent}: filled with ${kinds.map((kind) => fileName(kind === "video" && picked && fileKind(picked) === "video" ? picked : newest(kind))).join(" and ")}.`;
+}
+
+function fileKind(file) {
+  const type = (file.content_type || "").split(";")[0];
+  const extension = fileName(file).split(".").pop().toLowerCase();
+  if (/^(video|audio)\//.test(type)) return "video";
+  if (/^image\//.test(type) && type !== "image/svg+xml") return "image";
+  if (["srt", "vtt", "ass", "ssa"].includes(extension) || /subrip|vtt|ssa/.test(type)) return "subtitles";
+  return "other";
+}
+
 // ---- Command composer ----------------------------------------------------------------------
 
 async function composerPage() {
@@ -522,8 +752,16 @@ async function composerPage() {
   const files = pageFiles();
   picker.replaceChildren(
     el("option", { value: "" }, files.length ? "Choose a file…" : "No files yet: upload on the Files page"),
-    ...files.map((file) => el("option", { value: file.url }, `${fileName(file)} (${formatBytes(file.size)})`)),
+    ...files.map((file) => el("option", { value: file.url }, `${fileName(file)} (${fileIdentity(file)})`)),
   );
+  for (const button of document.querySelectorAll("#recipes [data-recipe]")) button.addEventListener("click", () => applyRecipe(button, files, picker, textarea));
+  const from = new URLSearchParams(location.search).get("from");
+  if (from) {
+    const source = await api(`/v1/tasks/${encodeURIComponent(from)}`);
+    textarea.value = source.command;
+    $("#with-metadata").checked = Boolean(source.with_metadata);
+    textarea.dispatchEvent(new Event("input"));
+  }
   $("#insert-input").addEventListener("click", () => {
     if (!picker.value) return;
     const position = textarea.selectionStart ?? textarea.value.length;
@@ -576,7 +814,7 @@ async function filesPage() {
         el(
           "tr",
           {},
-          el("td", {}, el("a", { href: file.url, class: "mono" }, fileName(file))),
+          el("td", { "data-label": "File" }, el("a", { href: file.url, class: "mono" }, fileName(file)), el("br"), el("small", { class: "file-identity" }, fileIdentity(file))),
           el("td", {}, formatBytes(file.size)),
           el("td", {}, file.content_type),
           el("td", { class: "countdown", "data-expires": file.expires_at }, countdown(file.expires_at)),
@@ -610,14 +848,35 @@ async function filesPage() {
     bar.hidden = false;
     bar.value = 0;
     status.textContent = `Uploading ${file.name}…`;
-    const record = await tusUpload(file, (sent) => {
-      bar.value = Math.floor((sent / file.size) * 100);
-    });
+    status.classList.remove("error");
+    let record;
+    try {
+      record = await tusUpload(file, (sent) => {
+        bar.value = Math.floor((sent / file.size) * 100);
+      });
+    } catch (error) {
+      bar.hidden = true;
+      status.classList.add("error");
+      status.textContent = `${file.name} was not uploaded. ${uploadRefusal(error, file)}`;
+      return;
+    }
     status.textContent = `${file.name} uploaded (${formatBytes(record.size)}).`;
     $("#upload-form").reset();
-    files = [{ ...record, filename: file.name }, ...files];
+    files = [{ ...record, filename: file.name, created_at: new Date().toISOString() }, ...files];
     render();
   });
+}
+
+/** Why an upload was refused, in the user's terms rather than the tus protocol's (Upload-Length, offsets). */
+function uploadRefusal(error, file) {
+  const problem = error.problem || {};
+  if (problem.code === "PAYLOAD_TOO_LARGE" && problem.limit) return `This file is ${formatBytes(file.size)}; the limit is ${formatBytes(problem.limit)}.`;
+  if (problem.code === "EMPTY_FILE") return "The file is empty.";
+  if (problem.code === "STORAGE_FULL" || problem.code === "STORAGE_UNAVAILABLE") return "Storage is not available right now; try again in a few minutes.";
+  if (problem.code === "RATE_LIMITED") return "Too many requests at once; wait a minute and try again.";
+  if (error.status === 401) return "Your session has ended; sign in again, then upload.";
+  if (!error.status) return "The connection broke off; check the network and upload it again.";
+  return error.message;
 }
 
 function countdown(expiresAt) {
@@ -723,6 +982,7 @@ async function usagePage() {
   const usage = await api("/usage?days=30");
   const limits = usage.limits || {};
   const facts = [
+    ["Processing today", dailyQuotaFact(usage.daily_quota)],
     ["Storage in use", formatBytes(usage.storage_bytes)],
     ["Running tasks", `${usage.running_tasks} of ${limits.max_running_tasks ?? "?"}`],
     ["Waiting tasks", String(usage.waiting_tasks)],
@@ -731,8 +991,28 @@ async function usagePage() {
     ["Files kept for", limits.file_ttl_seconds ? formatDuration(limits.file_ttl_seconds) : "—"],
   ];
   $("#usage-facts").replaceChildren(...facts.flatMap(([label, value]) => [el("dt", {}, label), el("dd", {}, value)]));
-  barChart($("#tasks-chart"), usage.days, "tasks", "Tasks", (value) => String(value));
-  barChart($("#seconds-chart"), usage.days, "seconds", "Seconds", (value) => `${Math.round(value * 10) / 10}`);
+  barChart($("#tasks-chart"), usage.days, "tasks", "Tasks", (value) => String(value), "tasks");
+  barChart($("#seconds-chart"), usage.days, "seconds", "Seconds", (value) => `${Math.round(value * 10) / 10}`, "seconds");
+}
+
+/** The daily processing quota that POST /v1/tasks enforces (429 QUOTA_EXCEEDED), counted as it counts it. */
+function dailyQuotaFact(quota) {
+  if (!quota) return "—";
+  const seconds = (value) => (value < 60 ? `${Math.round(value * 10) / 10} s` : formatDuration(value));
+  const used = quota.limit_seconds - quota.remaining_seconds;
+  const resets = new Date(quota.resets_at).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+  return el(
+    "span",
+    { id: "daily-quota" },
+    `${seconds(used)} of ${seconds(quota.limit_seconds)} used`,
+    el("meter", { min: 0, max: quota.limit_seconds, value: used, "aria-label": "Daily processing used" }),
+    el(
+      "span",
+      { class: "hint" },
+      `${seconds(quota.processed_seconds)} ran, ${seconds(quota.reserved_seconds)} held by unfinished tasks (each holds its time limit until it ends). `,
+      `Once it is used up, new tasks are refused (429 QUOTA_EXCEEDED) until 00:00 UTC (${resets} here).`,
+    ),
+  );
 }
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -745,20 +1025,22 @@ function svg(tag, attributes = {}, ...children) {
 }
 
 /** A bar chart as inline SVG, with the same numbers in a table for screen readers. */
-function barChart(figure, days, field, label, format) {
+function barChart(figure, days, field, label, format, unit) {
   const width = 600;
-  const height = 180;
+  const height = 190;
   const left = 36;
+  const top = 22;
   const bottom = 20;
   const max = Math.max(1, ...days.map((day) => day[field]));
   const slot = (width - left) / days.length;
   const chart = svg("svg", { viewBox: `0 0 ${width} ${height}`, role: "img", "aria-hidden": "true" });
+  chart.append(svg("text", { x: 0, y: 10, class: "unit" }, unit));
   for (const fraction of [0, 0.5, 1]) {
-    const y = height - bottom - fraction * (height - bottom - 10);
+    const y = height - bottom - fraction * (height - bottom - top);
     chart.append(svg("line", { x1: left, x2: width, y1: y, y2: y }), svg("text", { x: 0, y: y + 4 }, format(max * fraction)));
   }
   days.forEach((day, index) => {
-    const barHeight = (day[field] / max) * (height - bottom - 10);
+    const barHeight = (day[field] / max) * (height - bottom - top);
     const x = left + index * slot + 1;
     chart.append(svg("rect", { class: "bar", x, y: height - bottom - barHeight, width: Math.max(1, slot - 2), height: barHeight }, svg("title", {}, `${day.date}: ${format(day[field])}`)));
     if (index % 5 === 0) chart.append(svg("text", { x, y: height - 5 }, day.date.slice(5)));
@@ -780,7 +1062,7 @@ function barChart(figure, days, field, label, format) {
 
 async function webhooksPage() {
   $("#rotate-secret").addEventListener("click", guarded(async () => {
-    if (!confirm("Make a new signing secret? Receivers need it to verify new deliveries.")) return;
+    if (!confirm("Rotate the signing secret? A new secret replaces the current one, which keeps signing only for a while: update your receivers with the new one.")) return;
     const secret = await api("/v1/webhook-secret/rotate", { method: "POST" });
     $("#secret-box").hidden = false;
     $("#secret-value").value = secret.secret;
@@ -823,10 +1105,6 @@ async function accountPage() {
     $("#password-form").reset();
     flash("Password changed. Your other sessions are signed out.", "info");
   });
-  $("#sign-out").addEventListener("click", guarded(async () => {
-    await api("/auth/signout", { method: "POST" });
-    location.assign("/console/signin?reason=signedout");
-  }));
   onSubmit($("#delete-form"), async () => {
     if (!confirm("Delete your account and everything in it?")) return;
     await api("/account", { method: "DELETE", json: { password: $("#delete-password").value }, expect401: true }).catch((error) => {
@@ -834,6 +1112,56 @@ async function accountPage() {
     });
     location.assign("/console/signup");
   });
+}
+
+// ---- On every signed-in page: sign-out, copy buttons, tables as cards on narrow screens ----
+
+function signedInChrome() {
+  $("#sign-out").addEventListener("click", guarded(async () => {
+    await api("/auth/signout", { method: "POST" });
+    location.assign("/console/signin?reason=signedout");
+  }));
+  for (const button of document.querySelectorAll("button[data-copy]")) {
+    button.addEventListener("click", () => copyText(document.getElementById(button.dataset.copy).textContent, button));
+  }
+  for (const table of document.querySelectorAll(".scroll > table")) labelCells(table);
+}
+
+/** Copies any text (copy() copies the value of an input next to its button). */
+async function copyText(text, button) {
+  try {
+    await navigator.clipboard.writeText(text);
+  } catch {
+    const field = el("textarea", { class: "sr-only", readonly: true });
+    field.value = text;
+    button.after(field);
+    field.select();
+    document.execCommand("copy");
+    field.remove();
+  }
+  const label = button.textContent;
+  button.textContent = "Copied";
+  announce("Copied to the clipboard");
+  setTimeout(() => (button.textContent = label), 2000);
+}
+
+/**
+ * On a narrow screen each row is a card whose cells carry their column's name (CSS shows
+ * `data-label`). Rows come and go as pages refresh them, so every row added is labelled from
+ * the header; a cell that already has a label keeps it, and a column whose header is only for
+ * screen readers (actions) gets none.
+ */
+function labelCells(table) {
+  const names = [...table.querySelectorAll("thead th")].map((th) => (th.querySelector(".sr-only") ? "" : th.textContent.trim()));
+  const label = () => {
+    for (const row of table.tBodies[0]?.rows ?? []) {
+      [...row.cells].forEach((cell, index) => {
+        if (!cell.hasAttribute("data-label")) cell.setAttribute("data-label", names[index] ?? "");
+      });
+    }
+  };
+  label();
+  new MutationObserver(label).observe(table, { childList: true, subtree: true });
 }
 
 // ---- Start -----------------------------------------------------------------------------------
@@ -849,6 +1177,7 @@ async function start() {
       const session = await api("/session");
       csrfToken = session.csrf_token;
       $("#who").textContent = session.email;
+      signedInChrome();
       await SIGNED_IN[page]();
     }
     document.body.dataset.ready = "true";

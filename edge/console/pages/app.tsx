@@ -1,6 +1,9 @@
 /** The signed-in pages: server-rendered structure that the browser script fills from /console/api. */
 import type { Child } from "hono/jsx";
 import { TASK_STATUSES } from "../../../shared/schemas/tasks";
+import { RECIPES } from "../recipes";
+import type { PageContext } from "../layout";
+import { GettingStarted } from "./getting-started";
 
 const ACTIONS = <span class="sr-only">Actions</span>;
 
@@ -17,19 +20,20 @@ function ScrollTable(props: { id: string; columns: Child[]; caption?: { id: stri
   );
 }
 
-export function Tasks() {
+export function Tasks(context: PageContext) {
   return (
     <>
       <form id="task-filter" class="toolbar">
         <label for="status">Status</label>
         <select id="status" name="status">
           <option value="">All</option>
-          {TASK_STATUSES.map((status) => <option value={status}>{status}</option>)}
+          {[...TASK_STATUSES, "canceled"].map((status) => <option value={status}>{status}</option>)}
         </select>
         <a class="button" href="/console/new">New task</a>
       </form>
-      <ScrollTable id="task-table" caption={{ id: "task-count", text: "Your tasks" }} columns={["Task", "Command", "Status", "Progress", "Created"]} />
+      <ScrollTable id="task-table" caption={{ id: "task-count", text: "Your tasks" }} columns={["Task", "Command", "Status", "Duration", "Outputs", "Error", "Created"]} />
       <p id="task-empty" hidden>No tasks yet. <a href="/console/new">Run your first one.</a></p>
+      <GettingStarted apiUrl={context.apiUrl} />
       <nav class="pager" aria-label="Pages">
         <button type="button" id="prev-page">Previous</button>
         <span id="page-info"></span>
@@ -52,16 +56,23 @@ export function Task() {
           <dl id="task-times" class="facts"></dl>
           <p class="actions">
             <button type="button" id="cancel-task" hidden>Cancel</button>
+            <button type="button" id="rerun-task">Run again</button>
+            <a class="button secondary" id="edit-task" href="/console/new">Edit as new task</a>
             <button type="button" id="delete-task" class="danger" hidden>Delete</button>
           </p>
         </section>
         <section aria-labelledby="command-heading">
           <h2 id="command-heading">Command</h2>
           <pre id="task-command" class="code"></pre>
+          <details id="copy-as">
+            <summary>Copy as curl, CLI or SDK</summary>
+            <div id="copy-snippets"></div>
+          </details>
         </section>
         <section aria-labelledby="outputs-heading">
           <h2 id="outputs-heading">Outputs</h2>
           <ul id="task-outputs" class="outputs"></ul>
+          <div id="task-previews" class="previews"></div>
           <p id="no-outputs">Outputs appear here when the task completes.</p>
         </section>
         <section aria-labelledby="log-heading">
@@ -93,6 +104,19 @@ export function Composer() {
         <label for="file-pick">File</label>
         <select id="file-pick"><option value="">Loading…</option></select>
         <button type="button" id="insert-input">Add as input</button>
+      </fieldset>
+      <fieldset id="recipes">
+        <legend>Start from a recipe</legend>
+        <p class="hint">Fills the command with the file chosen above, or your newest file of the kind a recipe needs.</p>
+        <ul class="recipes">
+          {RECIPES.map((recipe) => (
+            <li>
+              <button type="button" class="secondary" data-recipe={recipe.id} data-command={recipe.command} data-inputs={recipe.inputs.join(",")} aria-describedby={`recipe-${recipe.id}`}>{recipe.title}</button>
+              <span id={`recipe-${recipe.id}`} class="hint">{recipe.description}</span>
+            </li>
+          ))}
+        </ul>
+        <p id="recipe-note" class="hint" aria-live="polite"></p>
       </fieldset>
       <p class="field">
         <input id="with-metadata" name="with_metadata" type="checkbox" />
@@ -168,8 +192,8 @@ export function Webhooks() {
     <>
       <section class="card" aria-labelledby="secret-heading">
         <h2 id="secret-heading">Signing secret</h2>
-        <p>Deliveries are signed with Standard Webhooks headers. The secret can be read only when it is made: revealing makes a new one (the previous one keeps signing for a while, so receivers can switch).</p>
-        <p><button type="button" id="rotate-secret">Reveal a new secret</button></p>
+        <p>Deliveries are signed with Standard Webhooks headers. The secret can be read only when it is made, so revealing one rotates it: a new secret replaces the current one, which keeps signing for a while so receivers can switch.</p>
+        <p><button type="button" id="rotate-secret">Rotate and reveal a new secret</button></p>
         <div id="secret-box" hidden>
           <p class="copyrow">
             <label for="secret-value" class="sr-only">Signing secret</label>
@@ -197,10 +221,6 @@ export function Account() {
         <p class="field"><label for="new-password">New password</label><input id="new-password" type="password" required minlength={10} maxlength={256} autocomplete="new-password" /></p>
         <p><button type="submit">Change password</button></p>
       </form>
-      <section class="card" aria-labelledby="signout-heading">
-        <h2 id="signout-heading">Sign out</h2>
-        <p><button type="button" id="sign-out">Sign out</button></p>
-      </section>
       <form id="delete-form" class="card danger-zone" novalidate aria-labelledby="delete-heading">
         <h2 id="delete-heading">Delete account</h2>
         <p>Removes your keys, tasks, outputs and files at once. This cannot be undone.</p>

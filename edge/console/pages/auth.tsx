@@ -70,10 +70,17 @@ export function Forgot() {
   );
 }
 
+/** The form is hidden, and the notice shown, when the link is found dead on load. */
 export function Reset() {
   return (
-    <AuthForm id="reset-form" submit="Set password" links={<a href="/console/signin">Back to sign in</a>}>
-      <Password id="password" label="New password" autocomplete="new-password" />
-    </AuthForm>
+    <>
+      <section id="reset-dead" class="narrow" hidden>
+        <p class="card">This reset link has expired or was already used (a link works once, for an hour).</p>
+        <p><a class="button" href="/console/forgot">Ask for a new link</a> · <a href="/console/signin">Back to sign in</a></p>
+      </section>
+      <AuthForm id="reset-form" submit="Set password" links={<a href="/console/signin">Back to sign in</a>}>
+        <Password id="password" label="New password" autocomplete="new-password" />
+      </AuthForm>
+    </>
   );
 }

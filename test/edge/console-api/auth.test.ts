@@ -25,14 +25,43 @@ describe("sign-up and address verification", () => {
     expect(client.lastSetCookie).toMatch(/^ffedge_session=[A-Za-z0-9_-]{43}; Max-Age=1209600; Path=\/console; HttpOnly; SameSite=Strict$/);
   });
 
-  it("refuses a verification token twice", async () => {
+  it("uses a verification token once: followed again it says the address is already verified and sets nothing", async () => {
+    const email = newEmail();
+    const client = new ConsoleClient();
+    await client.signUp(email);
+    const token = new URL(await waitForLink(email, "verify")).searchParams.get("token");
+    const first = await client.fetch("/console/api/auth/verify", { json: { token } });
+    expect(first.status).toBe(200);
+    expect(await first.json()).toEqual({ verified: true });
+    await env.DB.prepare("UPDATE users SET password_hash = 'changed since' WHERE email = ?").bind(email).run();
+    const again = await client.fetch("/console/api/auth/verify", { json: { token } });
+    expect(again.status).toBe(200);
+    expect(await again.json()).toEqual({ verified: true, already_verified: true });
+    expect((await env.DB.prepare("SELECT password_hash FROM users WHERE email = ?").bind(email).first<{ password_hash: string }>())!.password_hash).toBe("changed since");
+    await expectProblem(await client.fetch("/console/api/auth/verify", { json: { token: "made-up" } }), 400, "INVALID_TOKEN");
+  });
+
+  it("forgets a used verification token when its link expires", async () => {
     const email = newEmail();
     const client = new ConsoleClient();
     await client.signUp(email);
     const token = new URL(await waitForLink(email, "verify")).searchParams.get("token");
     expect((await client.fetch("/console/api/auth/verify", { json: { token } })).status).toBe(200);
+    await env.DB.prepare("UPDATE mail_tokens SET expires_at = ? WHERE user_id = (SELECT id FROM users WHERE email = ?)").bind(new Date(Date.now() - 1000).toISOString(), email).run();
     await expectProblem(await client.fetch("/console/api/auth/verify", { json: { token } }), 400, "INVALID_TOKEN");
-    await expectProblem(await client.fetch("/console/api/auth/verify", { json: { token: "made-up" } }), 400, "INVALID_TOKEN");
+  });
+
+  it("tells whether a reset link still works without using it up", async () => {
+    const { email } = await signedInUser();
+    const client = new ConsoleClient();
+    expect((await client.fetch("/console/api/auth/forgot", { json: { email } })).status).toBe(202);
+    const token = new URL(await waitForLink(email, "reset")).searchParams.get("token");
+    expect((await client.fetch("/console/api/auth/reset/check", { json: { token } })).status).toBe(204);
+    expect((await client.fetch("/console/api/auth/reset/check", { json: { token } })).status).toBe(204);
+    expect((await client.fetch("/console/api/auth/reset", { json: { token, password: "a brand new password" } })).status).toBe(200);
+    await expectProblem(await client.fetch("/console/api/auth/reset/check", { json: { token } }), 400, "INVALID_TOKEN");
+    await expectProblem(await client.fetch("/console/api/auth/reset/check", { json: { token: "made-up" } }), 400, "INVALID_TOKEN");
+    await expectProblem(await client.fetch("/console/api/auth/reset/check", { json: {} }), 400, "VALIDATION_FAILED");
   });
 
   it("answers a sign-up for a registered address exactly like a new one, and changes nothing", async () => {
@@ -264,7 +293,8 @@ describe("sign-up for an address that already has a user (issue 18 #2)", () => {
     const link = await waitForLink(email, "verify");
     // The account got its password another way meanwhile (a reset): an older sign-up's must not replace it.
     await env.DB.prepare("UPDATE users SET password_hash = ?, email_verified_at = ? WHERE email = ?").bind(await hashPassword("owner password"), new Date().toISOString(), email).run();
-    await expectProblem(await new ConsoleClient().fetch("/console/api/auth/verify", { json: { token: new URL(link).searchParams.get("token") } }), 400, "INVALID_TOKEN");
+    const answer = await new ConsoleClient().fetch("/console/api/auth/verify", { json: { token: new URL(link).searchParams.get("token") } });
+    expect(await answer.json()).toEqual({ verified: true, already_verified: true });
     await expectProblem(await new ConsoleClient().signIn(email, "pending password"), 401, "INVALID_CREDENTIALS");
     expect((await new ConsoleClient().signIn(email, "owner password")).status).toBe(200);
   });
