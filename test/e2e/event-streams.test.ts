@@ -1,6 +1,6 @@
-import { type Server, createServer } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Stack } from "../../scripts/lib/local-stack";
+import { startStalledOrigin } from "../helpers/stalled-origin";
 
 /**
  * Issue 18 #5 on the real stack (wrangler's workerd over HTTP, where a revoked key's stream took
@@ -11,19 +11,17 @@ const END_WITHIN_MS = 5_000;
 const PASSWORD = "correct horse battery";
 
 let stack: Stack;
-let origin: Server;
+let origin: Awaited<ReturnType<typeof startStalledOrigin>>;
 let stalledInput: string;
 
 beforeAll(async () => {
   stack = await Stack.start();
-  // An input that never arrives keeps the task running for as long as the test needs.
-  origin = createServer(() => {});
-  await new Promise<void>((resolve) => origin.listen(0, "127.0.0.1", resolve));
-  stalledInput = `http://127.0.0.1:${(origin.address() as { port: number }).port}/never.mp4`;
+  // An input that never arrives keeps a task running for as long as a test needs.
+  origin = await startStalledOrigin();
+  stalledInput = origin.url;
 }, 120_000);
 
 afterAll(async () => {
-  origin?.closeAllConnections();
   origin?.close();
   await stack?.stop();
 });

@@ -1,4 +1,3 @@
-import { type Server, createServer } from "node:http";
 import { mkdtemp, readdir, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -6,13 +5,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FFedge, FFedgeError, type RunProgress } from "../../../clients/sdk/src/index";
 import { Stack } from "../../../scripts/lib/local-stack";
 import { makeClip, probe } from "../../../scripts/lib/media";
+import { startStalledOrigin } from "../../helpers/stalled-origin";
 
 /** ff.run() and the task calls against the real local stack: happy path and every way it can fail. */
 let stack: Stack;
 let ff: FFedge;
 let key: string;
 let dir: string;
-let origin: Server;
+let origin: Awaited<ReturnType<typeof startStalledOrigin>>;
 let stalledInput: string;
 
 beforeAll(async () => {
@@ -22,13 +22,11 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "ffedge-sdk-"));
   await makeClip(dir, "in.mp4", { seconds: 1, size: "160x120" });
   // An input that never arrives keeps a task running for as long as a test needs.
-  origin = createServer(() => {});
-  await new Promise<void>((resolve) => origin.listen(0, "127.0.0.1", resolve));
-  stalledInput = `http://127.0.0.1:${(origin.address() as { port: number }).port}/never.mp4`;
+  origin = await startStalledOrigin();
+  stalledInput = origin.url;
 }, 120_000);
 
 afterAll(async () => {
-  origin?.closeAllConnections();
   origin?.close();
   await stack?.stop();
   if (dir) await rm(dir, { recursive: true, force: true });
