@@ -6,6 +6,7 @@ import { serveEdgeCalls } from "./dispatch/transcoder-container";
 import { sweepOpenMultipartUploads } from "./files/open-multiparts";
 import { sweepAbandonedUploads, sweepExpiredFiles } from "./files/sweep";
 import { sweepIdempotencyKeys } from "./lib/idempotency";
+import { log } from "./lib/log";
 import { cdn } from "./routes/cdn";
 import { internal } from "./routes/internal";
 import { reconcileUnfinishedTasks } from "./tasks/reconcile";
@@ -28,9 +29,9 @@ export default {
   queue: dispatchJobs,
   async scheduled(_controller, env, ctx) {
     ctx.waitUntil(keepContainerPool(env));
-    ctx.waitUntil(sweepExpiredFiles(env).then((count) => console.log(JSON.stringify({ msg: "sweep", deleted: count }))));
-    ctx.waitUntil(reconcileUnfinishedTasks(env).then((count) => console.log(JSON.stringify({ msg: "reconciled unfinished tasks", checked: count }))));
-    ctx.waitUntil(sweepAccountRecords(env).then((counts) => console.log(JSON.stringify({ msg: "sweep accounts", ...counts }))));
-    ctx.waitUntil(Promise.all([sweepAbandonedUploads(env), sweepIdempotencyKeys(env), sweepUndeliveredWebhooks(env), sweepOpenMultipartUploads(env)]).then(([uploads, keys, webhooks, multiparts]) => console.log(JSON.stringify({ msg: "sweep leftovers", tus_uploads: uploads, idempotency_keys: keys, webhooks_handed_over: webhooks, multipart_uploads: multiparts }))));
+    ctx.waitUntil(sweepExpiredFiles(env).then((count) => log.info("sweep", { deleted: count })));
+    ctx.waitUntil(reconcileUnfinishedTasks(env).then((count) => log.info("reconciled unfinished tasks", { checked: count })));
+    ctx.waitUntil(sweepAccountRecords(env).then((counts) => log.info("sweep accounts", counts)));
+    ctx.waitUntil(Promise.all([sweepAbandonedUploads(env), sweepIdempotencyKeys(env), sweepUndeliveredWebhooks(env), sweepOpenMultipartUploads(env)]).then(([uploads, keys, webhooks, multiparts]) => log.info("sweep leftovers", { tus_uploads: uploads, idempotency_keys: keys, webhooks_handed_over: webhooks, multipart_uploads: multiparts })));
   },
 } satisfies ExportedHandler<Env>;

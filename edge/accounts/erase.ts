@@ -24,6 +24,7 @@ export async function eraseAccount(env: Env, userId: string, email: string | nul
   const tasks = await listUserTaskStatuses(db, userId);
   for (const task of tasks.filter((row) => row.status === "pending" || row.status === "running")) {
     const result = await cancelTask(env, task.id);
+    // A transcoder that missed the cancel is told to stop by the answer to its next report.
     if (result.target) await dispatcherFor(env).cancel(task.id, result.target).catch(() => {});
   }
 

@@ -1,6 +1,7 @@
 import { randomHex } from "../../shared/api-keys";
 import { AppError } from "../../shared/errors";
 import { config } from "../lib/config";
+import { log } from "../lib/log";
 import { parseMailFrom } from "../lib/mail-from";
 
 export interface Mail {
@@ -57,7 +58,7 @@ async function sendThroughEmailService(env: Env, mail: Mail & { purpose: MailPur
   } catch (error) {
     // Errors carry a `code` (same page, "Error handling").
     const code = typeof (error as { code?: unknown })?.code === "string" ? (error as { code: string }).code : "UNKNOWN";
-    console.error(JSON.stringify({ msg: "mail not sent", purpose: mail.purpose, code, error: String(error) }));
+    log.error("mail not sent", { purpose: mail.purpose, code, error });
     const retryAfter = QUOTA_ERRORS.has(code) ? RETRY_AFTER_QUOTA_SECONDS : RETRY_AFTER_SECONDS;
     throw new AppError("MAIL_NOT_SENT", `The mail could not be sent; try again in ${retryAfter} s.`, { retry_after: retryAfter }).withHeaders({ "Retry-After": String(retryAfter) });
   }

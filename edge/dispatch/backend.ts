@@ -34,6 +34,7 @@ export type DispatchOutcome =
 
 /** Turns a transcoder's answer to `POST /jobs` into an outcome. */
 export async function outcomeOf(response: Response, target: string): Promise<DispatchOutcome> {
+  // The status decides the outcome; the body only adds detail.
   const body = await response.text().catch(() => "");
   if (response.status === 202) return { kind: "accepted", target };
   if (response.status === 409) return { kind: "stale", detail: `${target} had already run this attempt of the task (409): ${body.slice(0, 300)}` };

@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { getContainer } from "@cloudflare/containers";
 import { config } from "../lib/config";
+import { log } from "../lib/log";
 import { liveState } from "../tasks/live-state";
 import { isFinal } from "../tasks/state";
 import { type Claim, type PoolLimits, type PoolState, claim, dropWarm, emptyPool, housekeep, release, startEnded, started, toStart } from "./pool-state";
@@ -59,8 +60,9 @@ export class ContainerPoolObject extends DurableObject<Env> {
   async tick(): Promise<void> {
     const { due, next } = housekeep(this.load(), Date.now());
     this.save(next);
-    await Promise.all(due.map((name) => this.container(name).purge().catch((error) => console.error(JSON.stringify({ msg: "could not delete a container's storage", container: name, error: String(error) })))));
+    await Promise.all(due.map((name) => this.container(name).purge().catch((error) => log.error("could not delete a container's storage", { container: name, error }))));
     await Promise.all(this.load().warm.map(async (name) => {
+      // One that does not answer is no longer warm: it leaves the pool.
       if (!(await this.container(name).keepWarm().catch(() => false))) this.save(dropWarm(this.load(), name));
     }));
     await this.recheckAssignments();
@@ -76,7 +78,7 @@ export class ContainerPoolObject extends DurableObject<Env> {
       this.ctx.waitUntil(this.container(name).warmUp().then(
         () => this.save(startEnded(this.load(), name, true)),
         (error) => {
-          console.error(JSON.stringify({ msg: "a warm container did not start", container: name, error: String(error) }));
+          log.error("a warm container did not start", { container: name, error });
           this.save(startEnded(this.load(), name, false));
         },
       ));
@@ -88,8 +90,8 @@ export class ContainerPoolObject extends DurableObject<Env> {
     const now = Date.now();
     const old = Object.entries(this.load().assigned).filter(([, held]) => now - held.at > RECHECK_AFTER_MS);
     await Promise.all(old.map(async ([taskId]) => {
-      const state = await liveState(this.env, taskId).catch(() => null);
       // null: the task's object did not answer; it is asked again at the next tick.
+      const state = await liveState(this.env, taskId).catch(() => null);
       if (state === undefined || (state !== null && isFinal(state.status))) await this.release(taskId);
     }));
   }

@@ -72,6 +72,7 @@ export class ContainerRuns {
     const removed = this.removal.then(async () => {
       if (this.host.running()) await this.host.destroy();
     });
+    // The caller sees the failure in `removed`; later removals only wait for it to end.
     this.removal = removed.catch(() => undefined);
     return removed;
   }

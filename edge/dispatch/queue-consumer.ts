@@ -1,4 +1,5 @@
 import { type JobMessage, JobMessageSchema } from "../../shared/schemas/queue";
+import { log } from "../lib/log";
 import { dispatchLineStub, taskStub } from "../lib/stubs";
 
 /**
@@ -25,14 +26,14 @@ export async function dispatchJobs(batch: MessageBatch<unknown>, env: Env): Prom
   const byUser = new Map<string, JobMessage[]>();
   for (const message of batch.messages) {
     const parsed = JobMessageSchema.safeParse(message.body);
-    if (!parsed.success) console.error(JSON.stringify({ msg: "dropping malformed job message", body: message.body }));
+    if (!parsed.success) log.error("dropping malformed job message", { body: message.body });
     else byUser.set(parsed.data.user_id, [...(byUser.get(parsed.data.user_id) ?? []), parsed.data]);
   }
   await Promise.all([...byUser].map(async ([userId, jobs]) => {
     try {
       await withinBudget(dispatchUserJobs(env, userId, jobs), MESSAGE_BUDGET_MS);
     } catch (error) {
-      console.error(JSON.stringify({ msg: "job messages not dispatched; the tasks' alarms will queue them again", task_ids: jobs.map((job) => job.task_id), error: String(error) }));
+      log.error("job messages not dispatched; the tasks' alarms will queue them again", { task_ids: jobs.map((job) => job.task_id), error });
     }
   }));
   for (const message of batch.messages) message.ack();

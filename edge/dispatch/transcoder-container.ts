@@ -183,7 +183,7 @@ export class TranscoderContainer extends Container<Env> {
     await port?.fetch(`http://transcoder/jobs/${encodeURIComponent(taskId)}?run=${run}`, {
       method: "DELETE",
       headers: { authorization: `Bearer ${this.env.TRANSCODER_SECRET}` },
-    }).then((response) => response.body?.cancel()).catch(() => undefined);
+    }).then((response) => response.body?.cancel()).catch(() => undefined); // one that missed it is told to stop by the answer to its next report
   }
 }
 
@@ -248,6 +248,7 @@ async function servesTask(env: Env, containerId: string, taskId: string): Promis
   let owner = owners.get(containerId);
   if (!owner) {
     const namespace = env.TRANSCODER as unknown as DurableObjectNamespace<TranscoderContainer>;
+    // Fails closed: an object that does not answer vouches for no task, and is asked again next time.
     owner = (await namespace.get(namespace.idFromString(containerId)).taskOf().catch(() => null)) ?? undefined;
     if (owner) {
       if (owners.size >= OWNERS_KEPT) owners.clear();
@@ -259,6 +260,7 @@ async function servesTask(env: Env, containerId: string, taskId: string): Promis
 
 async function uploadTaskId(env: Env, token: string | undefined): Promise<string | undefined> {
   if (!token) return undefined;
+  // A token that does not verify names no task: the call is refused.
   const grant = await verifyToken<{ t: string }>(env.SIGNING_SECRET, "output", token).catch(() => undefined);
   return grant?.t;
 }

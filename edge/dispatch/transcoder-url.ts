@@ -33,6 +33,7 @@ export function urlDispatcher(env: Env): Dispatcher {
     async cancel(taskId: string, target: string, run?: number): Promise<void> {
       await fetch(runUrl(target, taskId, run), { method: "DELETE", headers: auth, signal: AbortSignal.timeout(DISPATCH_TIMEOUT_MS) })
         .then((response) => response.body?.cancel())
+        // A transcoder that missed the cancel is told to stop by the answer to its next report.
         .catch(() => undefined);
     },
     // A shared server outlives its tasks.

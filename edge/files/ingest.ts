@@ -26,11 +26,13 @@ export interface IncomingFile {
 export async function ingestUpload(env: Env, userId: string, file: IncomingFile): Promise<UploadRecord> {
   const maxBytes = config(env).maxUploadBytes;
   if (file.length !== undefined && file.length > maxBytes) {
+    // Only frees the body: the refusal thrown next is the answer.
     await file.body.cancel().catch(() => {});
     throw new AppError("PAYLOAD_TOO_LARGE", `The file is ${file.length} bytes; the limit is ${maxBytes} bytes.`, { limit: maxBytes });
   }
   const { head, body } = await peek(file.body, SNIFF_BYTES);
   if (head.byteLength === 0) {
+    // Only frees the body: the refusal thrown next is the answer.
     await body.cancel().catch(() => {});
     throw new AppError("EMPTY_FILE", "The file is empty.");
   }
@@ -38,6 +40,7 @@ export async function ingestUpload(env: Env, userId: string, file: IncomingFile)
   try {
     classified = classifyFile(userId, file, head);
   } catch (error) {
+    // Only frees the body: `error`, thrown next, is the answer.
     await body.cancel().catch(() => {});
     throw error;
   }

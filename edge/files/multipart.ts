@@ -46,6 +46,7 @@ export async function withFilePart<T>(request: Request, handle: (part: FilePart)
     parser.on("filesLimit", () => reject(new AppError("INVALID_MULTIPART", "The body has more than one file part; send one file per request, in the part named 'file'.")));
     parser.on("close", resolve);
   });
+  // Awaited below, once the feed has started; handled until then.
   parsed.catch(() => {});
 
   feed(request.body, parser).catch((error: unknown) => {

@@ -119,6 +119,7 @@ async function feed(body: ReadableStream<Uint8Array>, writable: WritableStream<U
     return undefined;
   } catch (error) {
     const stopped = signal.aborted && error === signal.reason;
+    // Both ends are freed quietly: `error` is what the copy reports.
     await reader.cancel(error).catch(() => {});
     // Not awaited: a store that stalled may never settle it.
     writer.abort(error).catch(() => {});
@@ -136,7 +137,7 @@ function watchStore(signal: AbortSignal): { store: <T>(write: Promise<T>) => Pro
   let pendingSince: number | undefined;
   let stop!: (reason: unknown) => void;
   const stopped = new Promise<never>((_, reject) => (stop = reject));
-  stopped.catch(() => {});
+  stopped.catch(() => {}); // a stop after the copy has ended has no read left to fail
   const onAbort = () => stop(signal.reason);
   signal.addEventListener("abort", onAbort, { once: true });
   const timer = setInterval(() => {
@@ -227,7 +228,7 @@ async function putMultipart(bucket: R2Bucket, key: string, body: ReadableStream<
       parts[index] = uploaded;
       inFlightBytes = 0;
     });
-    inFlight.catch(() => {});
+    inFlight.catch(() => {}); // awaited by the next part or at the end; handled until then
     current = 1 - current;
     filled = 0;
   };
@@ -255,16 +256,18 @@ async function putMultipart(bucket: R2Bucket, key: string, body: ReadableStream<
       if (filled > 0) await startPart();
       await inFlight;
       await storeCall(upload.complete(parts));
+      // A record left behind only has the sweep abort a completed upload, which fails harmlessly.
       await forgetOpenMultipart(options.openUploads, upload.uploadId).catch(() => {});
     }
     await hasher.close();
     return { size, md5: toHex(await digest.digest), peakBufferedBytes };
   } catch (error) {
     reader.releaseLock();
+    // Frees what the upload holds; `error`, thrown below, is what the caller hears.
     await body.cancel().catch(() => {});
     await inFlight.catch(() => {});
     if (upload) await abortMultipart(upload, options.openUploads);
-    await hasher.abort().catch(() => {});
+    await hasher.abort().catch(() => {}); // only rejects `digest`, which nobody awaits now
     throw error;
   }
 }
@@ -275,7 +278,7 @@ async function openMultipart(bucket: R2Bucket, key: string, options: PutOptions)
   try {
     await recordOpenMultipart(options.openUploads, upload);
   } catch (error) {
-    await storeCall(upload.abort()).catch(() => {});
+    await storeCall(upload.abort()).catch(() => {}); // left unrecorded, R2's 7-day rule ends it; the record's failure is thrown below
     throw error;
   }
   return upload;
@@ -326,10 +329,10 @@ export async function peek(body: ReadableStream<Uint8Array>, bytes: number): Pro
       length += result.value.byteLength;
     }
   } catch (error) {
-    await rest.cancel(error).catch(() => {});
+    await rest.cancel(error).catch(() => {}); // the read's own failure is thrown below
     throw error;
   }
-  await reader.cancel().catch(() => {});
+  await reader.cancel().catch(() => {}); // the probe is done with; `rest` still yields every byte
   const head = concat(chunks, length);
   return { head: head.subarray(0, Math.min(bytes, head.byteLength)), body: rest };
 }

@@ -11,5 +11,6 @@ import { createMiddleware } from "hono/factory";
 export const discardUnreadBody = createMiddleware(async (c, next) => {
   await next();
   const body = c.req.raw.body;
+  // The answer is decided; a body the client stopped sending has nothing left to cancel.
   if (body && !c.req.raw.bodyUsed && !body.locked) await body.cancel().catch(() => {});
 });

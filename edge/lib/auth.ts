@@ -4,6 +4,7 @@ import { hashApiKey, isWellFormedApiKey } from "../../shared/api-keys";
 import { bearerToken } from "../../shared/bearer";
 import { AppError } from "../../shared/errors";
 import { config } from "./config";
+import { log } from "./log";
 import { enforceRateLimit } from "./rate-limit";
 
 /** A signed-in console session as a request carries it; edge/accounts/sessions.ts starts, reads and ends them. */
@@ -118,7 +119,7 @@ function recordKeyUse(c: Context<AuthEnv>, hash: string, lastUsedAt: string | nu
   const now = new Date();
   if (lastUsedAt && now.getTime() - Date.parse(lastUsedAt) < LAST_USED_RESOLUTION_MS) return;
   const write = c.env.DB.prepare("UPDATE api_keys SET last_used_at = ? WHERE hash = ?").bind(now.toISOString(), hash).run();
-  c.executionCtx.waitUntil(write.catch((error) => console.error(JSON.stringify({ msg: "last_used_at not recorded", error: String(error) }))));
+  c.executionCtx.waitUntil(write.catch((error) => log.error("last_used_at not recorded", { error })));
 }
 
 export function constantTimeEqual(a: string, b: string): boolean {
@@ -147,6 +148,7 @@ export async function liveCredentials(db: D1Database, credentials: readonly stri
       db.prepare(`SELECT ? || hash AS credential FROM sessions WHERE expires_at > ? AND hash IN (${marks(sessions)})`).bind(SESSION_CREDENTIAL, new Date().toISOString(), ...sessions),
     ])
     .then((results) => new Set(results.flatMap((result) => result.results.map((row) => row.credential))))
+    // D1 did not answer: every credential counts as live (above).
     .catch(() => new Set(credentials));
 }
 
@@ -182,10 +184,12 @@ export function untilCredentialEnds(c: Context<AuthEnv>, body: ReadableStream<Ui
     start(controller) {
       stop = whenCredentialEnds(c.env, credential, () => {
         closeQuietly(controller);
+        // The stream ends for the revocation; a source that has ended already has nothing to cancel.
         reader.cancel().catch(() => {});
       });
     },
     async pull(controller) {
+      // A source that fails ends this stream as its end would: mid-stream there is no status left to answer with.
       const { done, value } = await reader.read().catch(() => ({ done: true as const, value: undefined }));
       if (done) {
         stop();

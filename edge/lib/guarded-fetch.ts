@@ -1,6 +1,7 @@
 import { AppError } from "../../shared/errors";
 import { checkFetchUrl, checkRedirect } from "../../shared/net/url-policy";
 import { config } from "./config";
+import { log } from "./log";
 
 const MAX_REDIRECTS = 3;
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -68,7 +69,7 @@ export async function guardedFetch(env: Env, raw: string, init: GuardedFetchInit
  */
 export function connectFailure(url: URL, error: unknown): AppError {
   const message = error instanceof Error ? error.message : String(error);
-  console.warn(JSON.stringify({ msg: "outbound fetch failed", host: url.host, error: message }));
+  log.warn("outbound fetch failed", { host: url.host, error: message });
   return new AppError("URL_UNREACHABLE", `Could not connect to ${url.host}: ${connectCause(url, message)}.`);
 }
 
@@ -92,7 +93,7 @@ function stallGuard(body: ReadableStream<Uint8Array>, idleMs: number, host: stri
   const named = (error: unknown): unknown => {
     if (error instanceof AppError) return error;
     if (whole.deadline.aborted) return new AppError("URL_TIMEOUT", `${host} did not finish sending the file within ${duration(whole.timeoutMs)}.`);
-    console.warn(JSON.stringify({ msg: "outbound body failed", host, received, error: error instanceof Error ? error.message : String(error) }));
+    log.warn("outbound body failed", { host, received, error: error instanceof Error ? error.message : error });
     return new AppError("URL_UNREACHABLE", `The connection to ${host} broke after ${received} bytes of the download.`);
   };
   return new ReadableStream<Uint8Array>({
@@ -110,6 +111,7 @@ function stallGuard(body: ReadableStream<Uint8Array>, idleMs: number, host: stri
         }
       } catch (caught) {
         const error = named(caught);
+        // Closes the connection; `error` is what the reader hears.
         reader.cancel(error).catch(() => {});
         controller.error(error);
       } finally {

@@ -117,6 +117,7 @@ export async function sweepIdempotencyKeys(env: Env, now = new Date()): Promise<
 }
 
 async function runFirst(c: Context<AppEnv>, next: () => Promise<void>, store: KeyStore, lease: string, fingerprint: () => Promise<string | undefined>): Promise<void> {
+  // A missed renewal is tried again at the next beat: the lease spans three of them.
   const heartbeat = setInterval(() => void store.renew(lease).catch(() => {}), RENEW_EVERY_MS);
   try {
     await next();
@@ -155,6 +156,7 @@ function awaitStreamedFingerprint(c: Context, scope: string): () => Promise<stri
   return async () => {
     if (!reported) return undefined;
     const timeout = new Promise<undefined>((resolve) => setTimeout(resolve, STREAMED_DIGEST_WAIT_MS, undefined));
+    // A body that failed leaves no digest, as a timeout does: the key is released for a retry to run anew.
     const digest = await Promise.race([reported.catch(() => undefined), timeout]);
     return digest === undefined ? undefined : scoped(scope, digest);
   };
@@ -173,8 +175,10 @@ function hashingStream(body: ReadableStream<Uint8Array>, label: string): { body:
   const digest = new crypto.DigestStream("SHA-256");
   const writer = digest.getWriter();
   const reader = body.getReader();
+  // Not awaited: a failed write errors the hash, and `digest` reports it.
   writer.write(new TextEncoder().encode(`${label}\n`)).catch(() => {});
   const hashed = digest.digest.then((buffer) => toHex(buffer));
+  // Awaited by the fingerprint, if anyone asks for it; handled until then.
   hashed.catch(() => {});
   const tapped = new ReadableStream<Uint8Array>({
     async pull(controller) {
@@ -182,6 +186,7 @@ function hashingStream(body: ReadableStream<Uint8Array>, label: string): { body:
       try {
         chunk = await reader.read();
       } catch (error) {
+        // Stops the hash; the body's own failure goes on to the reader.
         await writer.abort(error).catch(() => {});
         controller.error(error);
         return;
@@ -195,6 +200,7 @@ function hashingStream(body: ReadableStream<Uint8Array>, label: string): { body:
       controller.enqueue(chunk.value);
     },
     async cancel(reason) {
+      // The hash is not wanted once the reader cancels.
       await writer.abort(reason).catch(() => {});
       await reader.cancel(reason);
     },

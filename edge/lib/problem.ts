@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { AppError, problemBody } from "../../shared/errors";
+import { log } from "./log";
 
 /** The single place where any error becomes an RFC 9457 response. */
 export function problemResponse(error: AppError, headers: HeadersInit = {}): Response {
@@ -13,7 +14,7 @@ export function problemResponse(error: AppError, headers: HeadersInit = {}): Res
 export function onError(error: Error, c: Context): Response {
   if (error instanceof AppError) return problemResponse(error);
   if (error instanceof HTTPException) return problemResponse(fromHttpException(error));
-  console.error(JSON.stringify({ msg: "unhandled error", method: c.req.method, path: c.req.path, error: String(error), stack: error.stack }));
+  log.error("unhandled error", { method: c.req.method, path: c.req.path, error, stack: error.stack });
   return problemResponse(storageFailure(error) ?? new AppError("INTERNAL", "An internal error occurred. It has been logged."));
 }
 

@@ -1,4 +1,5 @@
 import { AppError } from "../../shared/errors";
+import { log } from "./log";
 
 /**
  * Per-API-key request rate through the Workers rate-limiting binding. The binding only says
@@ -37,7 +38,7 @@ async function allowed(env: Env, key: string): Promise<boolean> {
   try {
     return (await env.API_RATE_LIMIT.limit({ key })).success;
   } catch (error) {
-    console.error(JSON.stringify({ msg: "rate limiter failed; request let through", error: String(error) }));
+    log.error("rate limiter failed; request let through", { error });
     return true;
   }
 }

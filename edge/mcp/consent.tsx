@@ -104,6 +104,7 @@ async function decide(c: AuthorizeContext): Promise<Response> {
   const oauth = requireAuthorizationServer(new URL(c.req.url).origin).getOAuthApi(c.env);
   const session = await readSession(c);
   if (!session) throw new AppError("UNAUTHORIZED", "Your console session ended: start connecting from your app again.");
+  // A body that is not a form has no csrf_token, so it fails the check below.
   const form = await c.req.formData().catch(() => new FormData());
   const csrfToken = String(form.get("csrf_token") ?? "");
   if (!constantTimeEqual(csrfToken, session.csrfToken)) throw new AppError("CSRF_FAILED", "The form's csrf_token is missing or does not match the session.");

@@ -75,6 +75,7 @@ export const requireMcpCaller = createMiddleware<AppEnv>(async (c, next) => {
   const challenge = `Bearer resource_metadata="${origin}${RESOURCE_METADATA_PATH}"`;
   const token = bearerToken(c.req.header("authorization"));
   if (token && !isWellFormedApiKey(token)) {
+    // A token the provider cannot validate grants nothing: 401 below.
     const granted = await authorizationServer(origin)?.validateToken<GrantProps>(resourceOf(origin), token, c.env).catch(() => null);
     const userId = granted?.props.userId;
     // A token outlives nothing it was granted by: an erased account's tokens stop at once.

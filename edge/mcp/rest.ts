@@ -45,6 +45,7 @@ export async function callApi(caller: Caller, method: string, path: string, body
   if (caller.oauthUserId) actAsOAuthUser(request, caller.oauthUserId);
   const response = await caller.forward(request, caller.env, caller.ctx);
   if (response.ok) return response;
+  // A body that is not a problem document still leaves the status, reported below.
   const problem = (await response.json().catch(() => ({}))) as { code?: string; detail?: string };
   throw new ApiProblem(response.status, problem.code ?? "INTERNAL", problem.detail ?? `The API answered ${response.status}.`);
 }

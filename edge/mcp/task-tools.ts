@@ -41,6 +41,7 @@ function reportProgress(extra: RequestHandlerExtra<ServerRequest, ServerNotifica
   return (progress) => {
     if (progress <= last) return;
     last = progress;
+    // Progress is a courtesy: a client that stopped listening loses nothing.
     extra.sendNotification({ method: "notifications/progress", params: { progressToken, progress, total: 100, message: `${progress}%` } }).catch(() => {});
   };
 }

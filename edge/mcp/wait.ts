@@ -26,12 +26,14 @@ export async function waitForTask(caller: Caller, taskId: string, seconds: numbe
 
 async function untilFinalEvent(body: ReadableStream<Uint8Array>, deadline: AbortSignal, onProgress?: (progress: number) => void): Promise<void> {
   const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  // Stopping a stream that has already ended or failed has nothing to do.
   const stop = () => reader.cancel().catch(() => {});
   const onDeadline = () => void stop();
   deadline.addEventListener("abort", onDeadline, { once: true });
   let buffered = "";
   try {
     for (;;) {
+      // Cut off or stopped at the deadline: the wait ends, and the task is read as it stands.
       const { done, value } = await reader.read().catch(() => ({ done: true as const, value: undefined }));
       if (done) return;
       buffered += value;

@@ -49,6 +49,7 @@ async function ownerOf(env: Env, taskId: string, fromToken: string | undefined):
 }
 
 internal.post("/internal/tasks/:task_id/events", async (c) => {
+  // A body that is not JSON fails validation on the next line.
   const parsed = JobEventSchema.safeParse(await c.req.json().catch(() => undefined));
   if (!parsed.success) throw new AppError("VALIDATION_FAILED", `Invalid report: ${parsed.error.issues.map((issue) => issue.message).join("; ")}.`);
   const taskId = c.get("taskId");
@@ -104,6 +105,7 @@ function receiptFor(env: Env, key: string, size: number): Promise<string> {
 async function allReceipted(env: Env, userId: string, taskId: string, outputs: readonly { filename: string; size: number; receipt?: string }[]): Promise<boolean> {
   for (const output of outputs) {
     if (!output.receipt) return false;
+    // A receipt that does not verify is no receipt: the task's object checks the outputs in R2 instead.
     const receipt = await verifyToken<Receipt>(env.SIGNING_SECRET, RECEIPT, output.receipt).catch(() => undefined);
     if (receipt?.k !== outputKey(userId, taskId, output.filename) || receipt.s !== output.size) return false;
   }
@@ -119,6 +121,7 @@ async function storeLog(env: Env, userId: string, taskId: string, text: string):
 }
 
 internal.post("/internal/tasks/:task_id/outputs", async (c) => {
+  // A body that is not JSON fails validation on the next line.
   const request = OutputUploadRequestSchema.safeParse(await c.req.json().catch(() => undefined));
   if (!request.success) throw new AppError("VALIDATION_FAILED", "Invalid output upload request.");
   const { filename, size, content_type } = request.data;

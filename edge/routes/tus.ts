@@ -95,10 +95,12 @@ const patchUpload = async (c: Context<AppEnv>) => {
     await releaseLock(c.env.DB, id, token);
     throw new AppError("PAYLOAD_TOO_LARGE", `The body would end at byte ${offset + declared}, past Upload-Length ${upload.upload_length}.`);
   }
+  // A lock not released lapses with its lease; the append's own outcome is what counts.
   const work = appendToUpload(c.env, upload, token, c.req.raw.body).finally(() => releaseLock(c.env.DB, id, token).catch(() => {}));
   // A client that disconnects cancels this request, but what it sent must still be saved:
   // waitUntil keeps the work alive (up to 30 s after the disconnect, ample for one part).
   // https://developers.cloudflare.com/workers/runtime-apis/context/#waituntil
+  // Its failure is handled where it is awaited, below.
   c.executionCtx.waitUntil(work.catch(() => {}));
   let result: Awaited<typeof work>;
   try {

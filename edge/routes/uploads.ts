@@ -213,6 +213,7 @@ function remoteFailure(error: unknown, host: string): AppError {
  */
 function untilClientLeaves(body: ReadableStream<Uint8Array>, signal: AbortSignal): ReadableStream<Uint8Array> {
   const passed = new TransformStream<Uint8Array, Uint8Array>();
+  // Its failure (the client left, the origin broke) reaches the reader of `passed`, which handles it.
   body.pipeTo(passed.writable, { signal }).catch(() => {});
   return passed.readable;
 }

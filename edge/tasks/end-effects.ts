@@ -1,5 +1,6 @@
 import { dispatcherFor } from "../dispatch/dispatcher";
 import type { JobSpec } from "../dispatch/job";
+import { log } from "../lib/log";
 import { dispatchLineStub } from "../lib/stubs";
 import { discardTaskFiles } from "./outputs";
 import type { TaskRow } from "./repository";
@@ -21,7 +22,7 @@ export async function afterTaskEnded(env: Env, state: LiveState): Promise<void> 
   ];
   const results = await Promise.allSettled(effects.map(([, effect]) => effect));
   results.forEach((result, index) => {
-    if (result.status === "rejected") console.error(JSON.stringify({ msg: `could not ${effects[index]![0]}`, task_id: state.task_id, error: String(result.reason) }));
+    if (result.status === "rejected") log.error(`could not ${effects[index]![0]}`, { task_id: state.task_id, error: result.reason });
   });
 }
 

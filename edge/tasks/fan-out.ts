@@ -43,6 +43,7 @@ export class TaskFanOut {
     const writer = writable.getWriter();
     if (state) this.sendTo(writer, "status", presentLive(this.env, state));
     if (!state || isFinal(state.status)) {
+      // A watcher that has disconnected has nothing left to close, and nobody to tell.
       writer.close().catch(() => {});
       return readable;
     }
@@ -113,6 +114,7 @@ export class TaskFanOut {
   }
 
   close(): void {
+    // Watchers that disconnected already have nothing left to close.
     for (const writer of this.watchers) writer.close().catch(() => {});
     this.watchers.clear();
     if (this.ping) clearInterval(this.ping);
@@ -131,11 +133,12 @@ export class TaskFanOut {
   // behind, or whose connection is gone, is dropped.
   private write(writer: WritableStreamDefaultWriter<Uint8Array>, text: string): void {
     if ((writer.desiredSize ?? 0) < -MAX_UNREAD_EVENTS) return this.dropWatcher(writer);
-    writer.write(encoder.encode(text)).catch(() => this.dropWatcher(writer));
+    writer.write(encoder.encode(text)).catch(() => this.dropWatcher(writer)); // a write that fails: the connection is gone
   }
 
   private dropWatcher(writer: WritableStreamDefaultWriter<Uint8Array>): void {
     this.watchers.delete(writer);
+    // Dropped either way: a watcher that disconnected has nothing left to abort.
     writer.abort().catch(() => {});
     if (this.watchers.size === 0 && this.ping) {
       clearInterval(this.ping);

@@ -1,3 +1,4 @@
+import { log } from "../lib/log";
 import { taskStub } from "../lib/stubs";
 import { findTaskById, listUnfinishedTaskIds } from "./repository";
 
@@ -17,7 +18,7 @@ export async function reconcileUnfinishedTasks(env: Env, now = new Date()): Prom
     if (row) await taskStub(env, taskId).reconcile({ task_id: row.id, user_id: row.user_id, created_at: row.created_at, ...(row.time_limit_seconds ? { time_limit_seconds: row.time_limit_seconds } : {}) });
   }));
   for (const [index, result] of results.entries()) {
-    if (result.status === "rejected") console.error(JSON.stringify({ msg: "could not reconcile a task", task_id: taskIds[index], error: String(result.reason) }));
+    if (result.status === "rejected") log.error("could not reconcile a task", { task_id: taskIds[index], error: result.reason });
   }
   return taskIds.length;
 }

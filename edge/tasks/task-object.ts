@@ -350,7 +350,7 @@ export class TaskObject extends DurableObject<Env> {
   /** Runs mutations one at a time: they await D1 and R2, where other calls could interleave. */
   private exclusive<T>(work: () => Promise<T>): Promise<T> {
     const run = this.queue.then(work, work);
-    this.queue = run.catch(() => undefined);
+    this.queue = run.catch(() => undefined); // the caller sees the failure in `run`; the queue only waits for it to end
     return run;
   }
 }

@@ -1,5 +1,6 @@
 import type { WebhookHandover } from "../../shared/schemas/webhooks";
 import { config } from "../lib/config";
+import { log } from "../lib/log";
 import { recordAttempt } from "./deliveries";
 import { retriesExhausted, retryDelaySeconds } from "./retry";
 import { signingSecrets } from "./secrets";
@@ -16,7 +17,7 @@ export async function deliverOnce(env: Env, handover: WebhookHandover, attempts:
   });
   if (outcome.success || outcome.refused || redelivery) return {};
   if (retriesExhausted(first_attempt_at, attempts)) {
-    console.error(JSON.stringify({ msg: "webhook delivery abandoned", task_id, webhook_id: event.id, attempt }));
+    log.error("webhook delivery abandoned", { task_id, webhook_id: event.id, attempt });
     return {};
   }
   return { retryAfterSeconds: retryDelaySeconds(attempts, config(env).webhookRetryScheduleSeconds) };

@@ -1,4 +1,5 @@
 import type { WebhookHandover } from "../../shared/schemas/webhooks";
+import { log } from "../lib/log";
 import { listUndeliveredWebhookTasks } from "../tasks/repository";
 import { handoverFor } from "./event";
 import { RETRY_WINDOW_MS } from "./retry";
@@ -38,7 +39,7 @@ export async function sweepUndeliveredWebhooks(env: Env, now = new Date()): Prom
   for (const row of rows) {
     const handover = handoverFor(env, row, false, now);
     if (!handover) continue;
-    await handOver(env, handover).then(() => handed++, (error) => console.error(JSON.stringify({ msg: "webhook sweep hand-over failed", task_id: row.id, error: String(error) })));
+    await handOver(env, handover).then(() => handed++, (error) => log.error("webhook sweep hand-over failed", { task_id: row.id, error }));
   }
   return handed;
 }

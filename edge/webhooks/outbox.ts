@@ -1,4 +1,5 @@
 import type { WebhookHandover } from "../../shared/schemas/webhooks";
+import { log } from "../lib/log";
 import { handOver } from "./handover";
 
 /** The storage key of the event waiting to be handed over (tests read it too). */
@@ -32,7 +33,7 @@ export class WebhookOutbox {
       await this.storage.delete(OUTBOX_KEY);
       await this.storage.deleteAlarm();
     } catch (error) {
-      console.error(JSON.stringify({ msg: "webhook hand-over failed; the task's alarm tries again", task_id: handover.task_id, error: String(error) }));
+      log.error("webhook hand-over failed; the task's alarm tries again", { task_id: handover.task_id, error });
       await this.storage.setAlarm(Date.now() + RETRY_MS);
     }
   }

@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { type WebhookHandover, WebhookHandoverSchema } from "../../shared/schemas/webhooks";
 import { config } from "../lib/config";
+import { log } from "../lib/log";
 import { deliverOnce } from "./deliver";
 import { retryDelaySeconds } from "./retry";
 
@@ -32,7 +33,7 @@ export class WebhookReceiverObject extends DurableObject<Env> {
   async accept(body: unknown): Promise<void> {
     const parsed = WebhookHandoverSchema.safeParse(body);
     if (!parsed.success) {
-      console.error(JSON.stringify({ msg: "dropping malformed webhook hand-over", body }));
+      log.error("dropping malformed webhook hand-over", { body });
       return;
     }
     const handover = parsed.data;
@@ -60,7 +61,7 @@ export class WebhookReceiverObject extends DurableObject<Env> {
   private async attempt(key: string, event: Pending, leased = false): Promise<void> {
     if (!WebhookHandoverSchema.safeParse(event.handover).success) {
       // An event stored before hand-overs carried the whole event (it held only a queue message's body).
-      console.error(JSON.stringify({ msg: "dropping a stored webhook event without a hand-over", key }));
+      log.error("dropping a stored webhook event without a hand-over", { key });
       await this.ctx.storage.delete(key);
       return;
     }
@@ -71,7 +72,7 @@ export class WebhookReceiverObject extends DurableObject<Env> {
     try {
       ({ retryAfterSeconds } = await deliverOnce(this.env, event.handover, attempt));
     } catch (error) {
-      console.error(JSON.stringify({ msg: "webhook delivery error", task_id: event.handover.task_id, error: String(error) }));
+      log.error("webhook delivery error", { task_id: event.handover.task_id, error });
       retryAfterSeconds = retryDelaySeconds(attempt, settings.webhookRetryScheduleSeconds);
     }
     if (retryAfterSeconds === undefined) await this.ctx.storage.delete(key);

@@ -104,6 +104,7 @@ export class EdgeClient {
     } catch (error) {
       throw new CallbackError(`${path} could not be reached: ${error instanceof Error ? error.message : String(error)}.`, true);
     }
+    // The status decides; the body only adds detail to the error.
     const text = await response.text().catch(() => "");
     if (!response.ok) throw new CallbackError(`${path} answered ${response.status}: ${text.slice(0, 300)}`, isRetryable(response.status), response.status);
     try {

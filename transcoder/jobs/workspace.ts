@@ -135,6 +135,7 @@ export async function sweepStaleWorkspaces(workRoot: string, olderThanMs: number
       if (await ownerAlive(owner[1]!, owner[2]!)) continue;
     } else {
       if (!UNOWNED.test(entry.name)) continue;
+      // Gone since the listing (removed by its own job): nothing to sweep.
       const info = await stat(dir).catch(() => undefined);
       if (!info || Date.now() - info.mtimeMs < olderThanMs) continue;
     }

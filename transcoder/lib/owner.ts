@@ -18,6 +18,7 @@ function startTimeOf(stat: string): string | undefined {
 
 /** True while the process that made a tag `<pid>.<start time>` still runs. */
 export async function ownerAlive(pid: string, startTime: string): Promise<boolean> {
+  // No such process: its owner has exited.
   const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => undefined);
   return stat !== undefined && startTimeOf(stat) === startTime;
 }

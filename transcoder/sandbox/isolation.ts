@@ -234,6 +234,7 @@ async function jobRootFor(unshare: { file: string; flags: string[] }, setpriv: s
   await mkdir(skeleton, { mode: 0o755 });
   const mounts: string[] = [];
   for (const hostPath of JOB_ROOT_PATHS) {
+    // A path this image lacks is not mounted.
     const info = await lstat(hostPath).catch(() => undefined);
     if (!info) continue;
     const target = path.join(skeleton, hostPath);

@@ -40,6 +40,7 @@ async function api(path, options = {}) {
     toSignIn("expired");
     throw new ApiError(401, { detail: "Your session has ended." });
   }
+  // A body that is not JSON still leaves the status to report.
   if (!response.ok) throw new ApiError(response.status, await response.json().catch(() => ({})));
   if (response.status === 204) return null;
   return response.json();
@@ -660,6 +661,7 @@ function setUpTaskTools(task) {
   $("#edit-task").href = `/console/new?from=${encodeURIComponent(task.task_id)}`;
   $("#rerun-task").addEventListener("click", guarded(async () => {
     const body = { command: task.command, with_metadata: Boolean(task.with_metadata) };
+    // Webhooks that cannot be read leave the re-run without one, like a task that had none.
     const hooks = await api(`/v1/tasks/${encodeURIComponent(task.task_id)}/webhooks`).catch(() => null);
     if (hooks && hooks.webhook_url) body.webhook = hooks.webhook_url;
     const created = await api("/v1/tasks", { method: "POST", json: body, headers: { "Idempotency-Key": `console-rerun-${randomKey()}` } });

@@ -52,11 +52,13 @@ export async function appendToUpload(env: Env, upload: TusUploadRow, token: stri
         if (chunk.done) break;
         // Bytes past Upload-Length are not part of the file; like tusd, stop reading there.
         if (!(await appender.write(chunk.value))) {
+          // The rest of the body is not wanted; a client that has gone has nothing to cancel.
           await reader.cancel().catch(() => {});
           break;
         }
       }
     } catch (error) {
+      // Stops the read; `error`, thrown below, is what the client hears.
       await reader.cancel().catch(() => {});
       if (error instanceof AppError && error.code === "CONTENT_TYPE_MISMATCH") {
         // The first bytes never change: this upload can never be accepted.
@@ -163,6 +165,7 @@ class Appender {
       const [, completed] = await this.env.DB.batch([insertFileStatement(this.env.DB, row), completeStatement(this.env.DB, this.upload.id, this.token, this.progress(0))]);
       if (completed?.meta.changes !== 1) throw new LockLost();
     } catch (error) {
+      // Only a lost lock leaves the row (a failed batch rolls back whole); if D1 fails here too, the expiry sweep removes it.
       await this.env.DB.prepare("DELETE FROM files WHERE key = ?").bind(file.key).run().catch(() => {});
       await this.env.FILES.delete(file.key);
       throw error;

@@ -32,6 +32,7 @@ export async function writeTail(bucket: R2Bucket, uploadId: string, bytes: Uint8
 /** Frees everything an unfinished upload holds in R2. Each step may already have happened. */
 export async function discardStoredBytes(bucket: R2Bucket, upload: Pick<TusUploadRow, "id" | "file_key" | "multipart_id">): Promise<void> {
   if (upload.file_key && upload.multipart_id) {
+    // Fails when already completed or aborted: then it holds nothing.
     await bucket.resumeMultipartUpload(upload.file_key, upload.multipart_id).abort().catch(() => {});
   }
   await bucket.delete(tailKey(upload.id));
