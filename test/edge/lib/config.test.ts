@@ -2,7 +2,7 @@ import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:
 import { afterEach, describe, expect, it, vi } from "vitest";
 import worker from "../../../edge/index";
 import { configProblems } from "../../../edge/lib/config";
-import { expectProblem } from "../files/fixtures";
+import { expectProblem } from "../../helpers/problems";
 import { productionEnv } from "../helpers";
 
 function settingsOf(target: Env): string[] {
