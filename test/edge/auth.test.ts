@@ -2,7 +2,8 @@ import { SELF, env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { generateApiKey } from "../../shared/api-keys";
 import { api, createUser, fakeMp4, md5Hex, pathOf, postJson, uploadFile } from "./helpers";
-import { expectProblem, storedFor } from "./files/fixtures";
+import { storedFor } from "./files/fixtures";
+import { expectProblem } from "../helpers/problems";
 
 const PROTECTED: [string, string][] = [
   ["GET", "/v1/me"],

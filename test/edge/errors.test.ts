@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { AppError } from "../../shared/errors";
 import { onError } from "../../edge/lib/problem";
 import { api, createUser } from "./helpers";
-import { expectProblem } from "./files/fixtures";
+import { expectProblem } from "../helpers/problems";
 
 describe("problem details for routing errors", () => {
   it("answers an unknown route with 404 application/problem+json in RFC 9457 shape", async () => {

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { buildApp } from "../../../edge/app";
 import { readOutbox } from "../../../edge/accounts/mail";
 import { configProblems } from "../../../edge/lib/config";
-import { expectProblem } from "../files/fixtures";
+import { expectProblem } from "../../helpers/problems";
 import { newEmail } from "../console-api/client";
 import { createUser, productionEnv } from "../helpers";
 

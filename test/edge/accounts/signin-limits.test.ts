@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { MAIL_CLIENT_LIMIT, MAIL_PAIR_LIMIT, MAIL_RECIPIENT_LIMIT, takeMailAllowance } from "../../../edge/accounts/signin-limits";
 import { AppError } from "../../../shared/errors";
 import { ConsoleClient, newEmail, signedInUser } from "../console-api/client";
-import { expectProblem } from "../files/fixtures";
+import { expectProblem } from "../../helpers/problems";
 
 const forgot = (client: ConsoleClient, email: string) => client.fetch("/console/api/auth/forgot", { json: { email } });
 

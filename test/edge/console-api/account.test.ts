@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { taskStub } from "../../../edge/lib/stubs";
-import { expectProblem } from "../files/fixtures";
+import { expectProblem } from "../../helpers/problems";
 import { api, fakeMp4, postJson, uploadFile } from "../helpers";
 import { ConsoleClient, PASSWORD, signedInUser, waitForLink } from "./client";
 

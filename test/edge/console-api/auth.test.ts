@@ -2,7 +2,7 @@ import { SELF, env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { hashPassword } from "../../../edge/accounts/passwords";
 import { ACCOUNT_FAILURE_LIMIT, ACCOUNT_WIDE_FAILURE_LIMIT, ADDRESS_FAILURE_LIMIT, MAIL_PAIR_LIMIT, recordSigninFailure, signinSubjects } from "../../../edge/accounts/signin-limits";
-import { expectProblem } from "../files/fixtures";
+import { expectProblem } from "../../helpers/problems";
 import { createUser } from "../helpers";
 import { ConsoleClient, PASSWORD, newEmail, outbox, signedInUser, waitForLink, waitForMail } from "./client";
 

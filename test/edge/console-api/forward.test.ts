@@ -2,7 +2,7 @@ import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:
 import { describe, expect, it } from "vitest";
 import { buildApp } from "../../../edge/app";
 import { publicPathFor } from "../../../edge/console/api/forward";
-import { expectProblem } from "../files/fixtures";
+import { expectProblem } from "../../helpers/problems";
 import { api, createUser, fakeMp4, multipart, postJson, productionEnv } from "../helpers";
 import { ConsoleClient, ORIGIN, signedInUser } from "./client";
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { fillRecipe, RECIPES, type RecipeInputKind } from "../../../edge/console/recipes";
 import { fakeMp4, multipart } from "../helpers";
-import { expectProblem } from "../files/fixtures";
+import { expectProblem } from "../../helpers/problems";
 import { type ConsoleClient, signedInUser } from "./client";
 
 /** A 1×1 PNG, so the upload sniffs as the image it claims to be. */

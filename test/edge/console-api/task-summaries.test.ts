@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { summarizeCommand } from "../../../edge/console/summary";
-import { expectProblem } from "../files/fixtures";
+import { expectProblem } from "../../helpers/problems";
 import { ConsoleClient, signedInUser } from "./client";
 
 type Summaries = { summaries: Record<string, { inputs: { url: string; name: string }[]; outputs: string[]; operations: string; text: string }> };

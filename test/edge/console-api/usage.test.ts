@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { expectProblem } from "../files/fixtures";
+import { expectProblem } from "../../helpers/problems";
 import { ConsoleClient, signedInUser } from "./client";
 
 describe("GET /console/api/usage", () => {

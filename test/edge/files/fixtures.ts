@@ -1,6 +1,6 @@
 import { toHex } from "../../../shared/api-keys";
 import { env } from "cloudflare:test";
-import { expect, inject } from "vitest";
+import { inject } from "vitest";
 import { patternBytes } from "./origin";
 
 /** A URL on the Node origin server the edge project's globalSetup started. */
@@ -92,12 +92,4 @@ export async function seedFile(userId: string, options: { expiresAt: Date; body?
     .bind(key, userId, (options.body ?? "seeded").length, contentType, new Date().toISOString(), expiresAt)
     .run();
   return key;
-}
-
-/** Asserts an RFC 9457 answer with the given status and catalogue code; returns its body. */
-export async function expectProblem(response: Response, status: number, code: string): Promise<Record<string, unknown>> {
-  const text = await response.text();
-  expect({ status: response.status, code: (JSON.parse(text) as { code?: string }).code }, text).toEqual({ status, code });
-  expect(response.headers.get("content-type")).toBe("application/problem+json");
-  return JSON.parse(text) as Record<string, unknown>;
 }

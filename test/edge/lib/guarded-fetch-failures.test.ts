@@ -7,7 +7,8 @@ import { sendEvent } from "../../../edge/webhooks/send";
 import { EGRESS_REFUSED_HEADER } from "../../../shared/egress";
 import { AppError } from "../../../shared/errors";
 import { createUser } from "../helpers";
-import { expectProblem, originUrl, storedFor } from "../files/fixtures";
+import { originUrl, storedFor } from "../files/fixtures";
+import { expectProblem } from "../../helpers/problems";
 import { originPaths } from "../files/origin";
 
 /** A name under .invalid never resolves (RFC 6761); allow-listed here so that DNS itself is what fails. */

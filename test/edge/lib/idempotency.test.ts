@@ -2,7 +2,8 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { sweepIdempotencyKeys } from "../../../edge/lib/idempotency";
 import { api, createUser, fakeMp4, multipart } from "../helpers";
-import { expectProblem, originUrl } from "../files/fixtures";
+import { originUrl } from "../files/fixtures";
+import { expectProblem } from "../../helpers/problems";
 import { originPaths } from "../files/origin";
 import { heldBody } from "../files/tus/tus-client";
 

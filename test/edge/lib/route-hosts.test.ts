@@ -1,7 +1,8 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import worker from "../../../edge/index";
-import { expectProblem, seedFile } from "../files/fixtures";
+import { seedFile } from "../files/fixtures";
+import { expectProblem } from "../../helpers/problems";
 import { createUser, productionEnv } from "../helpers";
 
 const API = "https://api.ffedge.net";

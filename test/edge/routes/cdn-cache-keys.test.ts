@@ -4,7 +4,8 @@ import { eraseAccount } from "../../../edge/accounts/erase";
 import { sweepExpiredFiles } from "../../../edge/files/sweep";
 import { taskStub } from "../../../edge/lib/stubs";
 import { api, createUser, fakeMp4, postJson, uploadFile } from "../helpers";
-import { expectProblem, seedFile } from "../files/fixtures";
+import { seedFile } from "../files/fixtures";
+import { expectProblem } from "../../helpers/problems";
 
 const HOUR = 3_600_000;
 

@@ -2,7 +2,8 @@ import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:
 import worker from "../../../edge/index";
 import { beforeAll, describe, expect, it } from "vitest";
 import { api, createUser, fakeMp4, pathOf, postJson, uploadFile } from "../helpers";
-import { expectProblem, originUrl, seedFile } from "../files/fixtures";
+import { originUrl, seedFile } from "../files/fixtures";
+import { expectProblem } from "../../helpers/problems";
 import { HTML_PAGE, originPaths } from "../files/origin";
 
 const BODY = "0123456789".repeat(10);

@@ -2,7 +2,8 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { api, createUser, pathOf, uploadFile } from "../helpers";
 import { FileListSchema } from "../../../shared/schemas/files";
-import { expectProblem, seedFile } from "../files/fixtures";
+import { seedFile } from "../files/fixtures";
+import { expectProblem } from "../../helpers/problems";
 
 const HOUR = 3_600_000;
 

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { signToken } from "../../../edge/lib/signed-token";
-import { expectProblem } from "../files/fixtures";
+import { expectProblem } from "../../helpers/problems";
 import { api, createUser, fakeMp4, md5Hex, pathOf, postJson } from "../helpers";
 
 const COMMAND = "ffmpeg -i https://example.com/in.mp4 -t 2 out.mp4";

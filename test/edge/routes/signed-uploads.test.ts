@@ -7,7 +7,8 @@ import { presignR2Put } from "../../../edge/files/presign";
 import { base64url } from "../../../shared/api-keys";
 import { signToken } from "../../../edge/lib/signed-token";
 import { api, createUser, fakeMp4, md5Hex, pathOf, postJson } from "../helpers";
-import { expectProblem, storedFor } from "../files/fixtures";
+import { storedFor } from "../files/fixtures";
+import { expectProblem } from "../../helpers/problems";
 import { HTML_PAGE } from "../files/origin";
 import { S3_ACCESS_KEY_ID, S3_BUCKET, S3_SECRET_ACCESS_KEY } from "../files/s3";
 

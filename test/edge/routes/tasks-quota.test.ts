@@ -4,7 +4,7 @@ import worker from "../../../edge/index";
 import { taskStub } from "../../../edge/lib/stubs";
 import { findTaskById } from "../../../edge/tasks/repository";
 import { type LiveState, TIMEOUT_GRACE_MS } from "../../../edge/tasks/state";
-import { expectProblem } from "../files/fixtures";
+import { expectProblem } from "../../helpers/problems";
 import { createUser } from "../helpers";
 
 const COMMAND = "ffmpeg -i https://example.com/in.mp4 -c:v libx264 out.mp4";

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { taskStub } from "../../../edge/lib/stubs";
-import { expectProblem } from "../files/fixtures";
+import { expectProblem } from "../../helpers/problems";
 import { api, createUser, postJson } from "../helpers";
 
 const COMMAND = "ffmpeg -i https://example.com/in.mp4 -c:v libx264 -t 2 out.mp4 -vn -c:a aac out.m4a";

@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { api, createUser, md5Hex, pathOf } from "../helpers";
 import { HTML_PAGE, patternBytes } from "../files/origin";
-import { expectProblem } from "../files/fixtures";
+import { expectProblem } from "../../helpers/problems";
 import {
   TUS, breakingBody, chunkedBody, createUpload, head, heldBody, metadataHeader, offsetOf, patch, patchInPieces, tusObjects, untilUnlocked, uploadRow,
 } from "../files/tus/tus-client";

@@ -3,7 +3,8 @@ import { describe, expect, inject, it } from "vitest";
 import worker from "../../../edge/index";
 import type { UploadRecord } from "../../../shared/schemas/files";
 import { createUser, fakeMp4, multipart } from "../helpers";
-import { expectProblem, storedFor, streamedMultipart } from "../files/fixtures";
+import { storedFor, streamedMultipart } from "../files/fixtures";
+import { expectProblem } from "../../helpers/problems";
 import { S3_ACCESS_KEY_ID, S3_BUCKET, S3_SECRET_ACCESS_KEY } from "../files/s3";
 
 // MAX_REQUEST_BODY_BYTES below the file limit (160 MiB in the test config), as production sets

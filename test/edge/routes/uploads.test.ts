@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest";
 import worker from "../../../edge/index";
 import { MAX_BASE64_BODY_BYTES } from "../../../edge/files/data-uri";
 import { api, createUser, fakeMp4, md5Hex, multipart, pathOf, postJson, uploadFile } from "../helpers";
-import { expectProblem, md5OfStream, originUrl, storedFor, streamedMultipart } from "../files/fixtures";
+import { md5OfStream, originUrl, storedFor, streamedMultipart } from "../files/fixtures";
+import { expectProblem } from "../../helpers/problems";
 import { HTML_PAGE, originPaths, patternBytes } from "../files/origin";
 
 const LIMIT = Number(env.MAX_UPLOAD_BYTES);
