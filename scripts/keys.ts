@@ -20,7 +20,7 @@ import { resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { type Statement, isValidUserName, newKeyStatements } from "../shared/accounts";
-import { hashApiKey } from "../shared/api-keys";
+import { hashToken } from "../shared/token-hash";
 import { EmailSchema } from "../shared/schemas/accounts";
 
 export const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -167,7 +167,7 @@ export async function createKey(target: Target, userName: string, email?: string
   const holder = address ? candidates.find((candidate) => candidate.email === address && candidate.id !== user?.id) : undefined;
   if (holder) throw new CliError(`${address} is already the address of user ${holder.id} (name '${holder.name}').`);
   const { key, prefix, statements } = await newKeyStatements(user ? user.name : userName, new Date(), address);
-  const check = { sql: "SELECT user_id FROM api_keys WHERE hash = ?", params: [await hashApiKey(key)] };
+  const check = { sql: "SELECT user_id FROM api_keys WHERE hash = ?", params: [await hashToken(key)] };
   const dropSignup = { sql: "DELETE FROM mail_tokens WHERE user_id = (SELECT id FROM users WHERE name = ?) AND purpose = ?", params: [user ? user.name : userName, "verify"] };
   const results = await execute(target, [...statements, dropSignup, check]);
   const userId = results.at(-1)?.[0]?.user_id;

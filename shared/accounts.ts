@@ -1,4 +1,6 @@
-import { generateApiKey, hashApiKey, randomHex } from "./api-keys";
+import { generateApiKey } from "./api-keys";
+import { randomHex } from "./encoding";
+import { hashToken } from "./token-hash";
 
 export interface Statement {
   sql: string;
@@ -30,7 +32,7 @@ export async function newKeyStatements(userName: string, now = new Date(), email
       ...(email ? [{ sql: "UPDATE users SET email = ? WHERE name = ?", params: [email.trim().toLowerCase(), userName] }] : []),
       {
         sql: "INSERT INTO api_keys (hash, prefix, user_id, created_at) SELECT ?, ?, id, ? FROM users WHERE name = ?",
-        params: [await hashApiKey(key), prefix, created, userName],
+        params: [await hashToken(key), prefix, created, userName],
       },
     ],
   };

@@ -1,6 +1,8 @@
+import { base64url } from "./encoding";
+
 /**
- * API keys: `ffe_` + 32 random bytes (base64url). Only the SHA-256 hex digest and a short
- * display prefix are ever stored. Web Crypto only, so the edge and the Node CLI share it.
+ * API keys: `ffe_` + 32 random bytes (base64url). Only the key's hash (`hashToken`) and a short
+ * display prefix are ever stored. Web Crypto only, so the edge and the Node scripts share it.
  */
 export const KEY_PREFIX = "ffe_";
 const DISPLAY_PREFIX_LENGTH = KEY_PREFIX.length + 8;
@@ -17,26 +19,4 @@ export function displayPrefix(key: string): string {
 
 export function isWellFormedApiKey(key: string): boolean {
   return KEY_PATTERN.test(key);
-}
-
-export async function hashApiKey(key: string): Promise<string> {
-  return toHex(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(key)));
-}
-
-/** A random identifier of `bytes` bytes, lowercase hex. */
-export function randomHex(bytes: number): string {
-  return toHex(crypto.getRandomValues(new Uint8Array(bytes)));
-}
-
-export function toHex(buffer: ArrayBuffer | Uint8Array): string {
-  const bytes = buffer instanceof Uint8Array ? buffer : new Uint8Array(buffer);
-  let out = "";
-  for (const byte of bytes) out += byte.toString(16).padStart(2, "0");
-  return out;
-}
-
-export function base64url(bytes: Uint8Array): string {
-  let binary = "";
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
 }

@@ -1,4 +1,5 @@
-import { base64url, hashApiKey } from "../../shared/api-keys";
+import { base64url } from "../../shared/encoding";
+import { hashToken } from "../../shared/token-hash";
 
 export type MailTokenPurpose = "verify" | "reset";
 
@@ -9,7 +10,7 @@ export async function issueMailToken(db: D1Database, userId: string, purpose: Ma
   const token = base64url(crypto.getRandomValues(new Uint8Array(32)));
   await db
     .prepare("INSERT INTO mail_tokens (hash, user_id, purpose, password_hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)")
-    .bind(await hashApiKey(token), userId, purpose, passwordHash, now.toISOString(), new Date(now.getTime() + LIFETIME_MS[purpose]).toISOString())
+    .bind(await hashToken(token), userId, purpose, passwordHash, now.toISOString(), new Date(now.getTime() + LIFETIME_MS[purpose]).toISOString())
     .run();
   return token;
 }
@@ -23,7 +24,7 @@ async function tokenForUser(db: D1Database, userWhere: "id" | "email", subject: 
   const token = base64url(crypto.getRandomValues(new Uint8Array(32)));
   const statement = db
     .prepare(`INSERT INTO mail_tokens (hash, user_id, purpose, password_hash, created_at, expires_at) SELECT ?, id, ?, ?, ?, ? FROM users WHERE ${userWhere} = ? RETURNING user_id`)
-    .bind(await hashApiKey(token), purpose, passwordHash, now.toISOString(), new Date(now.getTime() + LIFETIME_MS[purpose]).toISOString(), subject);
+    .bind(await hashToken(token), purpose, passwordHash, now.toISOString(), new Date(now.getTime() + LIFETIME_MS[purpose]).toISOString(), subject);
   return { token, statement };
 }
 
@@ -44,7 +45,7 @@ export async function consumeMailToken(db: D1Database, token: string, purpose: M
   if (token.length === 0 || token.length > 128) return null;
   const row = await db
     .prepare("DELETE FROM mail_tokens WHERE hash = ? AND purpose = ? RETURNING user_id, password_hash, expires_at")
-    .bind(await hashApiKey(token), purpose)
+    .bind(await hashToken(token), purpose)
     .first<{ user_id: string; password_hash: string | null; expires_at: string }>();
   if (!row || row.expires_at <= now.toISOString()) return null;
   return { userId: row.user_id, passwordHash: row.password_hash };
@@ -57,7 +58,7 @@ export async function consumeMailToken(db: D1Database, token: string, purpose: M
  */
 export async function useVerifyToken(db: D1Database, token: string, now = new Date()): Promise<{ userId: string; passwordHash: string | null } | null> {
   if (token.length === 0 || token.length > 128) return null;
-  const hash = await hashApiKey(token);
+  const hash = await hashToken(token);
   const row = await db
     .prepare("SELECT user_id, password_hash, expires_at FROM mail_tokens WHERE hash = ? AND purpose = 'verify'")
     .bind(hash)
@@ -70,7 +71,7 @@ export async function useVerifyToken(db: D1Database, token: string, now = new Da
 
 /** The other verification tokens of a user whose address `usedToken` just verified. */
 export async function dropOtherVerifyTokens(db: D1Database, userId: string, usedToken: string): Promise<D1PreparedStatement> {
-  return db.prepare("DELETE FROM mail_tokens WHERE user_id = ? AND purpose = 'verify' AND hash != ?").bind(userId, await hashApiKey(usedToken));
+  return db.prepare("DELETE FROM mail_tokens WHERE user_id = ? AND purpose = 'verify' AND hash != ?").bind(userId, await hashToken(usedToken));
 }
 
 /** Whether a link's token would still be accepted, without using it up (a page says so before the form is filled in). */
@@ -78,7 +79,7 @@ export async function isMailTokenLive(db: D1Database, token: string, purpose: Ma
   if (token.length === 0 || token.length > 128) return false;
   const row = await db
     .prepare("SELECT 1 AS live FROM mail_tokens WHERE hash = ? AND purpose = ? AND expires_at > ?")
-    .bind(await hashApiKey(token), purpose, now.toISOString())
+    .bind(await hashToken(token), purpose, now.toISOString())
     .first<{ live: number }>();
   return row !== null;
 }
@@ -94,5 +95,5 @@ export async function pendingPasswordHash(db: D1Database, userId: string, now = 
 
 /** A token whose mail was never sent: nobody holds its link, so it goes. */
 export async function revokeMailToken(db: D1Database, token: string): Promise<void> {
-  await db.prepare("DELETE FROM mail_tokens WHERE hash = ?").bind(await hashApiKey(token)).run();
+  await db.prepare("DELETE FROM mail_tokens WHERE hash = ?").bind(await hashToken(token)).run();
 }

@@ -1,4 +1,4 @@
-import { randomHex } from "../../shared/api-keys";
+import { randomHex } from "../../shared/encoding";
 import { AppError } from "../../shared/errors";
 import { config } from "../lib/config";
 import { log } from "../lib/log";

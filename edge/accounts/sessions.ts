@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
-import { base64url, hashApiKey, randomHex } from "../../shared/api-keys";
+import { base64url, randomHex } from "../../shared/encoding";
+import { hashToken } from "../../shared/token-hash";
 import type { Session } from "../lib/auth";
 import { config } from "../lib/config";
 
@@ -15,7 +16,7 @@ export async function startSession<E extends { Bindings: Env }>(c: Context<E>, u
   const csrfToken = randomHex(32);
   const ttl = config(c.env).sessionTtlSeconds;
   await c.env.DB.prepare("INSERT INTO sessions (hash, user_id, csrf_token, created_at, expires_at) VALUES (?, ?, ?, ?, ?)")
-    .bind(await hashApiKey(secret), userId, csrfToken, now.toISOString(), new Date(now.getTime() + ttl * 1000).toISOString())
+    .bind(await hashToken(secret), userId, csrfToken, now.toISOString(), new Date(now.getTime() + ttl * 1000).toISOString())
     .run();
   setCookie(c, sessionCookieName(c.env), secret, {
     httpOnly: true,
@@ -32,7 +33,7 @@ export async function startSession<E extends { Bindings: Env }>(c: Context<E>, u
 export async function readSession<E extends { Bindings: Env }>(c: Context<E>, now = new Date()): Promise<Session | null> {
   const secret = getCookie(c, sessionCookieName(c.env));
   if (!secret || secret.length > 128) return null;
-  const hash = await hashApiKey(secret);
+  const hash = await hashToken(secret);
   const row = await c.env.DB.prepare(
     "SELECT s.hash, s.user_id, s.csrf_token, u.email FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.hash = ? AND s.expires_at > ?",
   )

@@ -1,4 +1,4 @@
-import { randomHex } from "../../shared/api-keys";
+import { randomHex } from "../../shared/encoding";
 
 export interface UserRow {
   id: string;

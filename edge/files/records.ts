@@ -1,4 +1,4 @@
-import { randomHex } from "../../shared/api-keys";
+import { randomHex } from "../../shared/encoding";
 import type { UploadRecord } from "../../shared/schemas/files";
 import { config } from "../lib/config";
 import { UNFINISHED_TASK_OF_USER } from "../tasks/repository";

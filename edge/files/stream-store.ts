@@ -1,5 +1,5 @@
 import { AppError } from "../../shared/errors";
-import { toHex } from "../../shared/api-keys";
+import { toHex } from "../../shared/encoding";
 import { forgetOpenMultipart, recordOpenMultipart } from "./open-multiparts";
 
 /**

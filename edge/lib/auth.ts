@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import { hashApiKey, isWellFormedApiKey } from "../../shared/api-keys";
+import { isWellFormedApiKey } from "../../shared/api-keys";
+import { hashToken } from "../../shared/token-hash";
 import { bearerToken } from "../../shared/bearer";
 import { AppError } from "../../shared/errors";
 import { config } from "./config";
@@ -83,7 +84,7 @@ export const requireApiKey = createMiddleware<AuthEnv>(async (c, next) => {
   }
   const key = bearerToken(c.req.header("authorization"));
   if (!key || !isWellFormedApiKey(key)) throw unauthorized();
-  const hash = await hashApiKey(key);
+  const hash = await hashToken(key);
   const row = await c.env.DB.prepare("SELECT hash, user_id, last_used_at FROM api_keys WHERE hash = ? AND revoked_at IS NULL")
     .bind(hash)
     .first<{ hash: string; user_id: string; last_used_at: string | null }>();

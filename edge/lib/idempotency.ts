@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import { randomHex, toHex } from "../../shared/api-keys";
+import { randomHex, toHex } from "../../shared/encoding";
 import { AppError } from "../../shared/errors";
 import type { AppEnv } from "./openapi";
 

@@ -1,4 +1,4 @@
-import { base64url } from "../../shared/api-keys";
+import { base64url } from "../../shared/encoding";
 import { AppError } from "../../shared/errors";
 
 /**

@@ -1,5 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { randomHex } from "../../shared/api-keys";
+import { randomHex } from "../../shared/encoding";
 import { AppError } from "../../shared/errors";
 import { checkCommand } from "../../shared/ffmpeg";
 import { CreateTaskSchema, CreatedTaskSchema, ListTasksQuerySchema, PublicTaskSchema, TaskListSchema, TaskSchema, TaskIdParamSchema } from "../../shared/schemas/tasks";

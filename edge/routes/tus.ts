@@ -2,7 +2,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { cors } from "hono/cors";
 import { createMiddleware } from "hono/factory";
-import { randomHex } from "../../shared/api-keys";
+import { randomHex } from "../../shared/encoding";
 import { AppError } from "../../shared/errors";
 import { UploadRecordSchema } from "../../shared/schemas/files";
 import { essence } from "../files/content-type";

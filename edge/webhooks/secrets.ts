@@ -1,4 +1,4 @@
-import { randomHex } from "../../shared/api-keys";
+import { randomHex } from "../../shared/encoding";
 
 const PREFIX = "whsec_";
 /** The Standard Webhooks spec asks for secrets of 24 to 64 random bytes. */

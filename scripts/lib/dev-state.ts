@@ -2,7 +2,8 @@ import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
-import { hashApiKey, isWellFormedApiKey } from "../../shared/api-keys";
+import { isWellFormedApiKey } from "../../shared/api-keys";
+import { hashToken } from "../../shared/token-hash";
 import { createKey, execute } from "../keys";
 
 /** The development user `npm start` makes a key for. */
@@ -50,6 +51,6 @@ export async function ensureDevKey(keyFile: string, persistTo?: string): Promise
 }
 
 async function isActiveKey(key: string, persistTo?: string): Promise<boolean> {
-  const [rows] = await execute({ remote: false, persistTo }, [{ sql: "SELECT 1 AS ok FROM api_keys WHERE hash = ? AND revoked_at IS NULL", params: [await hashApiKey(key)] }]);
+  const [rows] = await execute({ remote: false, persistTo }, [{ sql: "SELECT 1 AS ok FROM api_keys WHERE hash = ? AND revoked_at IS NULL", params: [await hashToken(key)] }]);
   return (rows ?? []).length > 0;
 }

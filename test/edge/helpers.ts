@@ -1,6 +1,6 @@
 import { SELF, env } from "cloudflare:test";
 import { newKeyStatements } from "../../shared/accounts";
-import { toHex } from "../../shared/api-keys";
+import { toHex } from "../../shared/encoding";
 import { taskStub } from "../../edge/lib/stubs";
 import { insertTask } from "../../edge/tasks/repository";
 

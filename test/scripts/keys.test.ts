@@ -3,7 +3,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hashApiKey } from "../../shared/api-keys";
+import { hashToken } from "../../shared/token-hash";
 import { ROOT, execute, renderSql, targetFlags } from "../../scripts/keys";
 
 interface Run {
@@ -43,7 +43,7 @@ describe("keys create", () => {
     expect(run.stdout).toMatch(/^ffe_[A-Za-z0-9_-]{43}\n$/);
     const key = run.stdout.trim();
     const rows = await query("SELECT k.hash, k.prefix, u.name FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.prefix = ?", key.slice(0, 12));
-    expect(rows).toEqual([{ hash: await hashApiKey(key), prefix: key.slice(0, 12), name: "alice" }]);
+    expect(rows).toEqual([{ hash: await hashToken(key), prefix: key.slice(0, 12), name: "alice" }]);
   });
 
   it("adds a second key to an existing user instead of a second user", async () => {

@@ -1,5 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { generateApiKey, hashApiKey } from "../../../shared/api-keys";
+import { generateApiKey } from "../../../shared/api-keys";
+import { hashToken } from "../../../shared/token-hash";
 import { AppError } from "../../../shared/errors";
 import { ApiKeyListSchema, CreateApiKeySchema, CreatedApiKeySchema } from "../../../shared/schemas/accounts";
 import { requireSession } from "./guards";
@@ -30,7 +31,7 @@ keys.openapi(
     const { key, prefix } = generateApiKey();
     const createdAt = new Date().toISOString();
     await c.env.DB.prepare("INSERT INTO api_keys (hash, prefix, user_id, created_at, name) VALUES (?, ?, ?, ?, ?)")
-      .bind(await hashApiKey(key), prefix, c.get("userId"), createdAt, name)
+      .bind(await hashToken(key), prefix, c.get("userId"), createdAt, name)
       .run();
     c.header("cache-control", "no-store");
     return c.json({ id: prefix, name, prefix, created_at: createdAt, key }, 201);

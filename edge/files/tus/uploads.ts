@@ -1,4 +1,4 @@
-import { randomHex } from "../../../shared/api-keys";
+import { randomHex } from "../../../shared/encoding";
 import { AppError } from "../../../shared/errors";
 import type { UploadRecord } from "../../../shared/schemas/files";
 import { config } from "../../lib/config";

@@ -1,4 +1,4 @@
-import { toHex } from "../../../shared/api-keys";
+import { toHex } from "../../../shared/encoding";
 import { env } from "cloudflare:test";
 import { inject } from "vitest";
 import { patternBytes } from "./origin";

@@ -4,7 +4,7 @@ import { SELF, createExecutionContext, env, waitOnExecutionContext } from "cloud
 import { describe, expect, inject, it } from "vitest";
 import worker from "../../../edge/index";
 import { presignR2Put } from "../../../edge/files/presign";
-import { base64url } from "../../../shared/api-keys";
+import { base64url } from "../../../shared/encoding";
 import { signToken } from "../../../edge/lib/signed-token";
 import { api, createUser, fakeMp4, md5Hex, pathOf, postJson } from "../helpers";
 import { storedFor } from "../files/fixtures";

@@ -1,6 +1,6 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { hashApiKey } from "../../../shared/api-keys";
+import { hashToken } from "../../../shared/token-hash";
 import { KEY_RECHECK_MS } from "../../../edge/lib/auth";
 import { taskStub } from "../../../edge/lib/stubs";
 import { api, createUser, postJson } from "../helpers";
@@ -86,7 +86,7 @@ describe("WebSocket watchers of a task", () => {
     const { key, userId } = await createUser();
     const other = await createUser();
     const taskId = await newTask(key);
-    const watcher = await watch(taskId, key, { "x-ffedge-watcher-key": await hashApiKey(other.key) });
+    const watcher = await watch(taskId, key, { "x-ffedge-watcher-key": await hashToken(other.key) });
     await revokeKeysOf(userId);
     await runDurableObjectAlarm(taskStub(env, taskId));
     expect(await watcher.closed).toEqual({ code: 4401, reason: "API key revoked" });
@@ -101,7 +101,7 @@ describe("WebSocket watchers of a task", () => {
     const second = await createUser();
     await env.DB.prepare("UPDATE api_keys SET user_id = ? WHERE user_id = ?").bind(alice.userId, second.userId).run();
     const kept = await watch(taskId, second.key);
-    await env.DB.prepare("UPDATE api_keys SET revoked_at = ? WHERE hash = ?").bind(new Date().toISOString(), await hashApiKey(alice.key)).run();
+    await env.DB.prepare("UPDATE api_keys SET revoked_at = ? WHERE hash = ?").bind(new Date().toISOString(), await hashToken(alice.key)).run();
     await runDurableObjectAlarm(stub);
     expect((await first.closed).code).toBe(4401);
     expect(kept.isClosed()).toBe(false);
