@@ -1,24 +1,39 @@
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { readD1Migrations } from "@cloudflare/vitest-plugin";
+import { availableParallelism } from "node:os";
 import { configDefaults, defineConfig } from "vitest/config";
 
 /**
- * Projects "edge" and "node" are the inner loop (`npm run test:unit`): nothing
- * in them starts the local stack, a browser, `npm pack`, wrangler or a type check of the tree.
- * `npm test` runs every project, so each test still runs exactly once there.
+ * Projects "edge" and "node" are the inner loop (`npm run test:unit`, under a minute on two
+ * cores): nothing in them starts the local stack, a browser, `npm pack`, wrangler or a type
+ * check of the tree, and nothing waits seconds on purpose. `npm test` runs every project, so
+ * each test still runs exactly once there.
  */
 
-/** Workerd tests that spend seconds on purpose: scrypt sign-ins, 110 MB streams, idle and revocation windows. */
-const SLOW_EDGE_TESTS = [
+/**
+ * Workerd tests that spend seconds on purpose (scrypt sign-ins, bodies past the 160 MiB upload
+ * limit, idle and revocation windows), and the file sweep, whose counts assume no other file's
+ * expired files.
+ */
+export const SLOW_EDGE_TESTS = [
   "test/edge/console-api/auth.test.ts",
   "test/edge/console-api/event-streams.test.ts",
   "test/edge/lib/idempotency.test.ts",
   "test/edge/files/stream-store.test.ts",
   "test/edge/accounts/signin-limits.test.ts",
+  "test/edge/files/sweep.test.ts",
+  "test/edge/routes/uploads-limits.test.ts",
+];
+
+/** Transcoder tests that run real ffmpeg jobs to their end or wait out real grace periods, stall windows and cooldowns. */
+export const SLOW_NODE_TESTS = [
+  "test/transcoder/server.test.ts",
+  "test/transcoder/jobs/{shutdown,guard,job-run,workspace-full,still-picture}.test.ts",
+  "test/transcoder/routes/jobs.test.ts",
 ];
 
 /** Node tests that start the local stack, `npm start`, a browser, `npm pack`, wrangler's processes, or tsc and knip over the tree. */
-const INTEGRATION_TESTS = [
+export const INTEGRATION_TESTS = [
   "test/e2e/**/*.test.ts",
   "test/clients/cli/**/*.test.ts",
   "test/clients/sdk/{openapi-drift,pack,run,uploads}.test.ts",
@@ -27,11 +42,29 @@ const INTEGRATION_TESTS = [
 ];
 
 /** Pure edge modules are tested in node, without workerd. */
-const EDGE_IN_NODE = ["test/edge/tasks/state.test.ts"];
+export const EDGE_IN_NODE = ["test/edge/tasks/state.test.ts"];
+
+/**
+ * The inner loop runs first and several files at a time: its tests mostly wait on sockets,
+ * timers and child processes, so even two cores keep three files busy (Vitest's default of one
+ * worker per core less one would run them one by one there). The other projects run after it
+ * as before, with Vitest's default number of workers; projects that differ in `maxWorkers` need
+ * their own `groupOrder` (https://vitest.dev/config/sequence#sequence-grouporder).
+ *
+ * Its files also share their worker's modules (`isolate: false`) instead of importing them
+ * afresh: they restore what they change (environment variables, servers, child processes),
+ * and in workerd this also means one workerd and one storage per worker instead of one per
+ * file (https://developers.cloudflare.com/workers/testing/vitest-integration/isolation-and-concurrency/).
+ * Edge tests make their own users, keys and objects, so they share that storage safely; a file
+ * that needs a store or a process of its own runs in a later project, isolated.
+ */
+const INNER_LOOP = { isolate: false, maxWorkers: Math.max(3, availableParallelism()), sequence: { groupOrder: 0 } };
+const AFTER_INNER_LOOP = { sequence: { groupOrder: 1 } };
+type Scheduling = typeof INNER_LOOP | typeof AFTER_INNER_LOOP;
 
 export default defineConfig(async () => {
   const migrations = await readD1Migrations("migrations");
-  const inWorkerd = (name: string, include: string[], exclude: string[]) => ({
+  const inWorkerd = (name: string, include: string[], exclude: string[], run: Scheduling) => ({
     plugins: [
       cloudflareTest({
         main: "./edge/index.ts",
@@ -53,18 +86,19 @@ export default defineConfig(async () => {
         },
       }),
     ],
-    test: { name, include, exclude, setupFiles: ["./test/edge/setup.ts"], globalSetup: ["./test/helpers/origin-server.ts", "./test/helpers/s3-server.ts"], testTimeout: 30_000, hookTimeout: 30_000 },
+    test: { name, include, exclude, ...run, setupFiles: ["./test/edge/setup.ts"], globalSetup: ["./test/helpers/console-bundle.ts", "./test/helpers/origin-server.ts", "./test/helpers/s3-server.ts"], testTimeout: 30_000, hookTimeout: 30_000 },
   });
-  const inNode = (name: string, include: string[], exclude: string[]) => ({
-    test: { name, include, exclude: [...configDefaults.exclude, ...exclude], testTimeout: 60_000, hookTimeout: 60_000 },
+  const inNode = (name: string, include: string[], exclude: string[], run: Scheduling) => ({
+    test: { name, include, exclude: [...configDefaults.exclude, ...exclude], ...run, testTimeout: 60_000, hookTimeout: 60_000 },
   });
   return {
     test: {
       projects: [
-        inWorkerd("edge", ["test/edge/**/*.test.ts"], [...EDGE_IN_NODE, ...SLOW_EDGE_TESTS]),
-        inNode("node", [...EDGE_IN_NODE, "test/shared/**/*.test.ts", "test/config/**/*.test.ts", "test/transcoder/**/*.test.ts", "test/scripts/**/*.test.ts", "test/structure/**/*.test.ts", "test/clients/**/*.test.ts"], INTEGRATION_TESTS),
-        inWorkerd("edge-slow", SLOW_EDGE_TESTS, []),
-        inNode("integration", INTEGRATION_TESTS, []),
+        inWorkerd("edge", ["test/edge/**/*.test.ts"], [...EDGE_IN_NODE, ...SLOW_EDGE_TESTS], INNER_LOOP),
+        inNode("node", [...EDGE_IN_NODE, "test/shared/**/*.test.ts", "test/config/**/*.test.ts", "test/transcoder/**/*.test.ts", "test/scripts/**/*.test.ts", "test/structure/**/*.test.ts", "test/clients/**/*.test.ts"], [...INTEGRATION_TESTS, ...SLOW_NODE_TESTS], INNER_LOOP),
+        inWorkerd("edge-slow", SLOW_EDGE_TESTS, [], AFTER_INNER_LOOP),
+        inNode("node-slow", SLOW_NODE_TESTS, [], AFTER_INNER_LOOP),
+        inNode("integration", INTEGRATION_TESTS, [], AFTER_INNER_LOOP),
       ],
     },
   };

@@ -1,6 +1,6 @@
 import { sweepAccountRecords } from "./accounts/sweep";
 import { buildApp } from "./app";
-import { keepContainerPool } from "./dispatch/container";
+import { keepContainerPool } from "./dispatch/dispatcher";
 import { dispatchJobs } from "./dispatch/queue-consumer";
 import { serveEdgeCalls } from "./dispatch/transcoder-container";
 import { sweepOpenMultipartUploads } from "./files/open-multiparts";
@@ -10,7 +10,8 @@ import { log } from "./lib/log";
 import { cdn } from "./routes/cdn";
 import { internal } from "./routes/internal";
 import { reconcileUnfinishedTasks } from "./tasks/reconcile";
-import { sweepUndeliveredWebhooks } from "./webhooks/handover";
+import { USER_HAS_TASKS } from "./tasks/repository";
+import { sweepUndeliveredWebhooks } from "./tasks/webhook-event";
 
 export { ContainerProxy } from "@cloudflare/containers";
 export { DispatchLineObject } from "./dispatch/line-object";
@@ -31,7 +32,7 @@ export default {
     ctx.waitUntil(keepContainerPool(env));
     ctx.waitUntil(sweepExpiredFiles(env).then((count) => log.info("sweep", { deleted: count })));
     ctx.waitUntil(reconcileUnfinishedTasks(env).then((count) => log.info("reconciled unfinished tasks", { checked: count })));
-    ctx.waitUntil(sweepAccountRecords(env).then((counts) => log.info("sweep accounts", counts)));
+    ctx.waitUntil(sweepAccountRecords(env, { userHasTasks: USER_HAS_TASKS }).then((counts) => log.info("sweep accounts", counts)));
     ctx.waitUntil(Promise.all([sweepAbandonedUploads(env), sweepIdempotencyKeys(env), sweepUndeliveredWebhooks(env), sweepOpenMultipartUploads(env)]).then(([uploads, keys, webhooks, multiparts]) => log.info("sweep leftovers", { tus_uploads: uploads, idempotency_keys: keys, webhooks_handed_over: webhooks, multipart_uploads: multiparts })));
   },
 } satisfies ExportedHandler<Env>;

@@ -169,7 +169,8 @@ export async function createKey(target: Target, userName: string, email?: string
   const { key, prefix, statements } = await newKeyStatements(user ? user.name : userName, new Date(), address);
   const check = { sql: "SELECT user_id FROM api_keys WHERE hash = ?", params: [await hashToken(key)] };
   const dropSignup = { sql: "DELETE FROM mail_tokens WHERE user_id = (SELECT id FROM users WHERE name = ?) AND purpose = ?", params: [user ? user.name : userName, "verify"] };
-  const results = await execute(target, [...statements, dropSignup, check]);
+  const dropPendingPassword = { sql: "UPDATE users SET pending_password_hash = NULL WHERE name = ?", params: [user ? user.name : userName] };
+  const results = await execute(target, [...statements, dropSignup, dropPendingPassword, check]);
   const userId = results.at(-1)?.[0]?.user_id;
   if (typeof userId !== "string") throw new CliError(`The key for '${userName}' was not stored.`);
   return { key, prefix, userId };

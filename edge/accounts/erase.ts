@@ -1,53 +1,60 @@
-import { dispatcherFor } from "../dispatch/dispatcher";
 import { purgeCached } from "../files/cdn-cache";
+import { deleteUserFilesStatement } from "../files/records";
 import { discardStoredBytes } from "../files/tus/objects";
-import { taskStub } from "../lib/stubs";
-import { cancelTask } from "../tasks/live-state";
-import { deleteUserTasksStatement, listUserTaskStatuses } from "../tasks/repository";
+import { deleteUserUploadsStatement, listUserUploads } from "../files/tus/repository";
+import { deleteUserIdempotencyKeysStatement } from "../lib/idempotency";
+import { deleteUserDeliveriesStatement } from "../webhooks/delivery";
+import { deleteUserSecretsStatement } from "../webhooks/signing";
+import { deleteUserApiKeysStatement } from "./api-keys";
+import { dropMailTokensOf } from "./mail-tokens";
+import { revokeAllSessions } from "./sessions";
 import { clearSigninFailures } from "./signin-limits";
+import { deleteUserStatement } from "./users";
+
+/**
+ * The account's tasks as erasing reaches them: their owner (edge/tasks/) is the core, which
+ * accounts never import, so the caller hands them over.
+ */
+export interface ErasableTasks {
+  /** Cancels the unfinished tasks (each stops its own transcoder). */
+  cancelUnfinished(): Promise<void>;
+  /** Deletes the task rows; run in the batch (one transaction) that deletes the user. */
+  deleteRows(): D1PreparedStatement;
+  /** Once the rows are gone: a transcoder finishing a canceled task then finds no task to report to. */
+  destroyObjects(): Promise<void>;
+}
 
 /**
  * Deletes an account and everything it owns: its keys and sessions first (nothing can act for
  * it any more), then its unfinished tasks are canceled, then every R2 object under its prefixes
  * (uploads, outputs, logs) with their edge-cache entries, unfinished tus uploads, every task's
- * Durable Object, and every D1 row that names the user. test/edge/console-api/account.test.ts
- * checks every table with a user_id.
+ * Durable Object, and every D1 row that names the user, each through its table's owner.
+ * test/edge/console-api/account.test.ts checks every table with a user_id.
  */
-export async function eraseAccount(env: Env, userId: string, email: string | null): Promise<void> {
+export async function eraseAccount(env: Env, user: { id: string; email: string | null }, tasks: ErasableTasks): Promise<void> {
   const db = env.DB;
-  await db.batch([
-    db.prepare("DELETE FROM sessions WHERE user_id = ?").bind(userId),
-    db.prepare("DELETE FROM api_keys WHERE user_id = ?").bind(userId),
-    db.prepare("DELETE FROM mail_tokens WHERE user_id = ?").bind(userId),
-  ]);
+  await db.batch([revokeAllSessions(db, user.id), deleteUserApiKeysStatement(db, user.id), dropMailTokensOf(db, user.id)]);
 
-  const tasks = await listUserTaskStatuses(db, userId);
-  for (const task of tasks.filter((row) => row.status === "pending" || row.status === "running")) {
-    const result = await cancelTask(env, task.id);
-    // A transcoder that missed the cancel is told to stop by the answer to its next report.
-    if (result.target) await dispatcherFor(env).cancel(task.id, result.target).catch(() => {});
-  }
+  await tasks.cancelUnfinished();
 
-  const { results: tusUploads } = await db.prepare("SELECT id, file_key, multipart_id FROM tus_uploads WHERE user_id = ?").bind(userId).all<{ id: string; file_key: string | null; multipart_id: string | null }>();
-  for (const upload of tusUploads) await discardStoredBytes(env.FILES, upload);
-  for (const prefix of [`uploads/${userId}/`, `outputs/${userId}/`, `logs/${userId}/`]) await deletePrefix(env, prefix);
+  for (const upload of await listUserUploads(db, user.id)) await discardStoredBytes(env.FILES, upload);
+  for (const prefix of [`uploads/${user.id}/`, `outputs/${user.id}/`, `logs/${user.id}/`]) await deletePrefix(env, prefix);
 
   await db.batch([
-    db.prepare("DELETE FROM webhook_deliveries WHERE user_id = ?").bind(userId),
-    db.prepare("DELETE FROM webhook_secrets WHERE user_id = ?").bind(userId),
-    db.prepare("DELETE FROM idempotency_keys WHERE user_id = ?").bind(userId),
-    db.prepare("DELETE FROM tus_uploads WHERE user_id = ?").bind(userId),
-    db.prepare("DELETE FROM files WHERE user_id = ?").bind(userId),
-    deleteUserTasksStatement(db, userId),
-    ...(email === null ? [] : [clearSigninFailures(db, email)]),
+    deleteUserDeliveriesStatement(db, user.id),
+    deleteUserSecretsStatement(db, user.id),
+    deleteUserIdempotencyKeysStatement(db, user.id),
+    deleteUserUploadsStatement(db, user.id),
+    deleteUserFilesStatement(db, user.id),
+    tasks.deleteRows(),
+    ...(user.email === null ? [] : [clearSigninFailures(db, user.email)]),
     // Again, in the same transaction as the user: a reset mail or a sign-in that raced the
     // deletion would otherwise hold the user row through its foreign key.
-    db.prepare("DELETE FROM mail_tokens WHERE user_id = ?").bind(userId),
-    db.prepare("DELETE FROM sessions WHERE user_id = ?").bind(userId),
-    db.prepare("DELETE FROM users WHERE id = ?").bind(userId),
+    dropMailTokensOf(db, user.id),
+    revokeAllSessions(db, user.id),
+    deleteUserStatement(db, user.id),
   ]);
-  // After the rows: a transcoder finishing a canceled task finds no task to report to.
-  for (const task of tasks) await taskStub(env, task.id).destroy();
+  await tasks.destroyObjects();
 }
 
 /** Deletes every object under `prefix`, and each one's edge-cache entry (a CDN-served copy must not outlive the account). */

@@ -72,3 +72,8 @@ export async function readOutbox(db: D1Database, to?: string): Promise<OutboxMes
   const { results } = await statement.all<{ id: string; to_address: string; subject: string; text: string; created_at: string }>();
   return results.map((row) => ({ id: row.id, to: row.to_address, subject: row.subject, text: row.text, links: row.text.match(/https?:\/\/\S+/g) ?? [], created_at: row.created_at }));
 }
+
+/** Development mails written before `before` (the cron sweep); a statement, for batches. */
+export function sweepOutboxBefore(db: D1Database, before: Date): D1PreparedStatement {
+  return db.prepare("DELETE FROM dev_outbox WHERE created_at <= ?").bind(before.toISOString());
+}

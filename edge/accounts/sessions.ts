@@ -4,6 +4,7 @@ import { base64url, randomHex } from "../../shared/encoding";
 import { hashToken } from "../../shared/token-hash";
 import type { Session } from "../lib/auth";
 import { config } from "../lib/config";
+import { userEmailOf } from "./users";
 
 /** `__Secure-` in production: browsers then accept the cookie only over https and with Secure. */
 export function sessionCookieName(env: Env): string {
@@ -35,7 +36,7 @@ export async function readSession<E extends { Bindings: Env }>(c: Context<E>, no
   if (!secret || secret.length > 128) return null;
   const hash = await hashToken(secret);
   const row = await c.env.DB.prepare(
-    "SELECT s.hash, s.user_id, s.csrf_token, u.email FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.hash = ? AND s.expires_at > ?",
+    `SELECT s.hash, s.user_id, s.csrf_token, ${userEmailOf("s.user_id")} AS email FROM sessions s WHERE s.hash = ? AND s.expires_at > ?`,
   )
     .bind(hash, now.toISOString())
     .first<{ hash: string; user_id: string; csrf_token: string; email: string | null }>();
@@ -52,4 +53,19 @@ export function revokeSession(db: D1Database, hash: string): D1PreparedStatement
 
 export function revokeAllSessions(db: D1Database, userId: string): D1PreparedStatement {
   return db.prepare("DELETE FROM sessions WHERE user_id = ?").bind(userId);
+}
+
+/** The user's sessions that have expired; a statement, for batches. */
+export function dropExpiredSessionsOf(db: D1Database, userId: string, now = new Date()): D1PreparedStatement {
+  return db.prepare("DELETE FROM sessions WHERE user_id = ? AND expires_at <= ?").bind(userId, now.toISOString());
+}
+
+/** Every expired session (the cron sweep); a statement, for batches. */
+export function sweepExpiredSessions(db: D1Database, now: Date): D1PreparedStatement {
+  return db.prepare("DELETE FROM sessions WHERE expires_at <= ?").bind(now.toISOString());
+}
+
+/** Which of these session hashes are unexpired sessions, each as `prefix` + hash (`credential`); a statement, for batches. */
+export function liveSessionsStatement(db: D1Database, prefix: string, hashes: readonly string[], now = new Date()): D1PreparedStatement {
+  return db.prepare(`SELECT ? || hash AS credential FROM sessions WHERE expires_at > ? AND hash IN (${hashes.map(() => "?").join(",")})`).bind(prefix, now.toISOString(), ...hashes);
 }

@@ -109,3 +109,8 @@ export function clearSigninFailures(db: D1Database, email: string): D1PreparedSt
 export function clearSigninFailuresFrom(db: D1Database, subjects: SigninSubjects): D1PreparedStatement {
   return db.prepare("DELETE FROM signin_failures WHERE subject = ?").bind(subjects.accountFromAddress);
 }
+
+/** Every ended window (the cron sweep); a statement, for batches. */
+export function sweepEndedWindows(db: D1Database, now: Date): D1PreparedStatement {
+  return db.prepare("DELETE FROM signin_failures WHERE window_ends_at <= ?").bind(Math.floor(now.getTime() / 1000));
+}

@@ -1,4 +1,4 @@
-import script from "./assets/console.js";
+import script from "./assets/console.bundle.js.txt";
 import stylesheet from "./assets/console.css";
 import { favicon } from "./assets/favicon";
 

@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import type { UploadRecord } from "../../shared/schemas/files";
 import { readSession } from "../accounts/sessions";
-import { toUploadRecord } from "../files/records";
+import { listUploads, toUploadRecord } from "../files/records";
 
 type ListedFile = UploadRecord & { filename: string | null; created_at: string };
 
@@ -12,11 +12,6 @@ type ListedFile = UploadRecord & { filename: string | null; created_at: string }
 export async function filesOfSession(c: Context<{ Bindings: Env }>): Promise<ListedFile[] | null> {
   const session = await readSession(c);
   if (!session) return null;
-  const { results } = await c.env.DB.prepare(
-    `SELECT key, md5, size, content_type, original_name, created_at, expires_at FROM files
-     WHERE user_id = ? AND kind = 'upload' AND expires_at > ? ORDER BY created_at DESC LIMIT 200`,
-  )
-    .bind(session.userId, new Date().toISOString())
-    .all<{ key: string; md5: string | null; size: number; content_type: string; original_name: string | null; created_at: string; expires_at: string }>();
+  const results = await listUploads(c.env.DB, session.userId, 200);
   return results.map((row) => ({ ...toUploadRecord(c.env, row), filename: row.original_name, created_at: row.created_at }));
 }

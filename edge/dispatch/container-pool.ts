@@ -2,8 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import { getContainer } from "@cloudflare/containers";
 import { config } from "../lib/config";
 import { log } from "../lib/log";
-import { liveState } from "../tasks/live-state";
-import { isFinal } from "../tasks/state";
+import { taskIsOver } from "./dispatcher";
 import { type Claim, type PoolLimits, type PoolState, claim, dropWarm, emptyPool, housekeep, release, startEnded, started, toStart } from "./pool-state";
 import type { TranscoderContainer } from "./transcoder-container";
 
@@ -90,9 +89,8 @@ export class ContainerPoolObject extends DurableObject<Env> {
     const now = Date.now();
     const old = Object.entries(this.load().assigned).filter(([, held]) => now - held.at > RECHECK_AFTER_MS);
     await Promise.all(old.map(async ([taskId]) => {
-      // null: the task's object did not answer; it is asked again at the next tick.
-      const state = await liveState(this.env, taskId).catch(() => null);
-      if (state === undefined || (state !== null && isFinal(state.status))) await this.release(taskId);
+      // An object that does not answer is asked again at the next tick.
+      if (await taskIsOver(this.env, taskId).catch(() => false)) await this.release(taskId);
     }));
   }
 

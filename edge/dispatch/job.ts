@@ -1,5 +1,4 @@
 import type { TranscodeJob } from "../../shared/schemas/jobs";
-import { canPresign } from "../files/presign";
 import { config } from "../lib/config";
 import { signToken } from "../lib/signed-token";
 
@@ -27,9 +26,6 @@ export async function jobFor(env: Env, taskId: string, spec: JobSpec, run: numbe
     // The run number goes into the token: a lost run that comes back cannot report on its successor.
     callback_token: await signToken(env.SIGNING_SECRET, "callback", { t: taskId, r: run, u: userId }, ttl),
     timeout_seconds: settings.taskTimeoutSeconds,
-    // Without presigned R2 URLs the outputs come through the Worker anyway: straight to it,
-    // with no grant request per file (edge/routes/internal.ts).
-    outputs_direct: !canPresign(env),
     // The transcoder stops an output growing past what the edge stores, instead of encoding it to be refused.
     max_output_file_bytes: settings.maxUploadBytes,
   };

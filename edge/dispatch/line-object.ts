@@ -1,9 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
-import { config } from "../lib/config";
-import { liveState } from "../tasks/live-state";
-import { isFinal } from "../tasks/state";
 import type { JobMessage } from "../../shared/schemas/queue";
-import { queueJobs } from "./jobs-queue";
+import { config } from "../lib/config";
+import { queueJobs, taskIsOver } from "./dispatcher";
 
 /** A task in the line: what its job message carries, so the line can queue it again. */
 type Waiting = JobMessage;
@@ -94,8 +92,8 @@ export class DispatchLineObject extends DurableObject<Env> {
   override async alarm(): Promise<void> {
     const line = await this.load();
     if (Date.now() >= line.recheck_at) {
-      const states = await Promise.all(line.running.map(async (id) => [id, await liveState(this.env, id)] as const));
-      line.running = states.filter(([, state]) => state && !isFinal(state.status)).map(([id]) => id);
+      const over = await Promise.all(line.running.map((id) => taskIsOver(this.env, id)));
+      line.running = line.running.filter((_, index) => !over[index]);
       line.recheck_at = Date.now() + RECHECK_MS;
     }
     await this.save(line);
@@ -112,8 +110,7 @@ export class DispatchLineObject extends DurableObject<Env> {
   }
 
   private async load(): Promise<Line> {
-    // "slots": where AccountObject, this class before its rename, kept the running and waiting tasks.
-    const stored = (await this.ctx.storage.get<Partial<Line>>("line")) ?? (await this.ctx.storage.get<Partial<Line>>("slots"));
+    const stored = await this.ctx.storage.get<Partial<Line>>("line");
     return { running: [], waiting: [], busy: [], recheck_at: Date.now() + RECHECK_MS, ...stored };
   }
 

@@ -7,7 +7,6 @@ import { config } from "../lib/config";
 import { guardedFetch } from "../lib/guarded-fetch";
 import { onError, problemResponse } from "../lib/problem";
 import { routeGroup } from "../lib/route-hosts";
-import { verifyToken } from "../lib/signed-token";
 import { ContainerRuns } from "./container-runs";
 
 /** Where the platform puts the CA that signs its interception of the container's HTTPS. */
@@ -209,12 +208,11 @@ export function serveEdgeCalls<Callbacks extends { Bindings: Env }, Files extend
   edgeCalls = app;
 }
 
-const TASK_CALL = /^\/internal\/tasks\/([A-Za-z0-9_-]+)\/(?:events|outputs(?:\/[^/]+)?)$/;
-const OBJECT_PUT = /^\/internal\/objects\/([^/]+)$/;
+const TASK_CALL = /^\/internal\/tasks\/([A-Za-z0-9_-]+)\/(?:events|outputs\/[^/]+)$/;
 
 /**
- * A call from the container to CONTAINER_EDGE_HOST: reports (the last one with ffmpeg's log),
- * upload grants and the output uploads themselves, which stream into R2 here with no request-body limit (they never
+ * A call from the container to CONTAINER_EDGE_HOST: reports (the last one with ffmpeg's log)
+ * and the output uploads, which stream into R2 here with no request-body limit (they never
  * cross Cloudflare's front door). Each container may call only for its own task; the per-task
  * callback token is checked as for any transcoder.
  */
@@ -222,7 +220,7 @@ export async function answerEdgeCall(request: Request, env: Env, containerId: st
   const path = new URL(request.url).pathname;
   // The service's files, readable by anyone who has their URL, from a container as from the CDN.
   if ((request.method === "GET" || request.method === "HEAD") && routeGroup(path) === "cdn") return serve(request, env);
-  const taskId = TASK_CALL.exec(path)?.[1] ?? (await uploadTaskId(env, OBJECT_PUT.exec(path)?.[1]));
+  const taskId = TASK_CALL.exec(path)?.[1];
   if (!taskId || !(await servesTask(env, containerId, taskId))) {
     return problemResponse(new AppError("UNAUTHORIZED", "A container may call back only for its own task."));
   }
@@ -256,13 +254,6 @@ async function servesTask(env: Env, containerId: string, taskId: string): Promis
     }
   }
   return owner === taskId;
-}
-
-async function uploadTaskId(env: Env, token: string | undefined): Promise<string | undefined> {
-  if (!token) return undefined;
-  // A token that does not verify names no task: the call is refused.
-  const grant = await verifyToken<{ t: string }>(env.SIGNING_SECRET, "output", token).catch(() => undefined);
-  return grant?.t;
 }
 
 /**

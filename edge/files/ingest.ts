@@ -13,8 +13,11 @@ export interface IncomingFile {
   filename?: string;
   /** A key handed out in advance (signed uploads, task outputs); otherwise a fresh one is made. */
   key?: string;
-  /** Set for a task's output files. */
-  taskId?: string;
+  /**
+   * Set for a task's output files: recorded only while `whileUnfinished` holds, an SQL condition
+   * binding (task id, user id) from the tasks' owner (files never import the core).
+   */
+  task?: { id: string; whileUnfinished: string };
   /** Names a failure of `body` itself (e.g. a remote that drops the connection) as an API error. */
   bodyError?: (error: unknown) => AppError;
 }
@@ -56,12 +59,12 @@ export async function ingestUpload(env: Env, userId: string, file: IncomingFile)
     openUploads: env.DB,
   });
   const row = {
-    key, user_id: userId, kind: file.taskId ? ("output" as const) : ("upload" as const), task_id: file.taskId ?? null, size: stored.size, md5: stored.md5,
+    key, user_id: userId, kind: file.task ? ("output" as const) : ("upload" as const), task_id: file.task?.id ?? null, size: stored.size, md5: stored.md5,
     content_type: contentType, original_name: originalName, created_at: now.toISOString(), expires_at: expiresAt,
   };
   let recorded: boolean;
   try {
-    recorded = row.task_id ? await insertOutputFile(env.DB, { ...row, task_id: row.task_id }) : (await insertFile(env.DB, row), true);
+    recorded = file.task ? await insertOutputFile(env.DB, { ...row, task_id: file.task.id }, file.task.whileUnfinished) : (await insertFile(env.DB, row), true);
   } catch (error) {
     await env.FILES.delete(key);
     throw error;

@@ -1,7 +1,6 @@
 import { randomHex } from "../../shared/encoding";
 import type { UploadRecord } from "../../shared/schemas/files";
 import { config } from "../lib/config";
-import { UNFINISHED_TASK_OF_USER } from "../tasks/repository";
 
 export interface FileRow {
   key: string;
@@ -20,6 +19,9 @@ export interface FileRow {
 export function newUploadKey(userId: string, extension: string): string {
   return `uploads/${userId}/${randomHex(16)}.${extension}`;
 }
+
+/** An SQL condition on `users` (aliased `users`), for statements on that table: the user has a file row, expired or not. */
+export const USER_HAS_FILES = "EXISTS (SELECT 1 FROM files f WHERE f.user_id = users.id)";
 
 export function expiryFrom(now: Date, env: Env): string {
   return new Date(now.getTime() + config(env).fileTtlSeconds * 1000).toISOString();
@@ -41,13 +43,15 @@ export async function insertFile(db: D1Database, row: FileRow): Promise<void> {
 
 /**
  * A task's output row, written only while the task has not ended (the same query: no read
- * before it). False when the task has ended, or is not this user's: nothing was written.
+ * before it). `whileUnfinished` is that condition, from the tasks' owner (tasks/repository.ts's
+ * UNFINISHED_TASK_OF_USER, binding task id and user id): files never import the core. False
+ * when the task has ended, or is not this user's: nothing was written.
  */
-export async function insertOutputFile(db: D1Database, row: FileRow & { task_id: string }): Promise<boolean> {
+export async function insertOutputFile(db: D1Database, row: FileRow & { task_id: string }, whileUnfinished: string): Promise<boolean> {
   const result = await db
     .prepare(
       `INSERT INTO files (key, user_id, kind, task_id, size, md5, content_type, original_name, created_at, expires_at)
-       SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE ${UNFINISHED_TASK_OF_USER}
+       SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE ${whileUnfinished}
        ON CONFLICT(key) DO UPDATE SET size = excluded.size, md5 = excluded.md5, content_type = excluded.content_type,
          created_at = excluded.created_at, expires_at = excluded.expires_at`,
     )
@@ -91,6 +95,60 @@ export async function originalNames(db: D1Database, userId: string, keys: readon
     .bind(userId, ...keys)
     .all<{ key: string; original_name: string }>();
   return new Map(results.map((row) => [row.key, row.original_name]));
+}
+
+/** The user's unexpired uploads (not outputs), newest first, at most `limit`. */
+export async function listUploads(db: D1Database, userId: string, limit: number, now = new Date()): Promise<Pick<FileRow, "key" | "md5" | "size" | "content_type" | "original_name" | "created_at" | "expires_at">[]> {
+  const { results } = await db
+    .prepare(
+      `SELECT key, md5, size, content_type, original_name, created_at, expires_at FROM files
+       WHERE user_id = ? AND kind = 'upload' AND expires_at > ? ORDER BY created_at DESC LIMIT ?`,
+    )
+    .bind(userId, now.toISOString(), limit)
+    .all<Pick<FileRow, "key" | "md5" | "size" | "content_type" | "original_name" | "created_at" | "expires_at">>();
+  return results;
+}
+
+/** Bytes the user's unexpired files take (`value`); a statement, for batches. */
+export function storedBytesStatement(db: D1Database, userId: string, now = new Date()): D1PreparedStatement {
+  return db.prepare("SELECT COALESCE(SUM(size), 0) AS value FROM files WHERE user_id = ? AND expires_at > ?").bind(userId, now.toISOString());
+}
+
+/** Bytes the user's unexpired files take. */
+export async function storedBytes(db: D1Database, userId: string, now = new Date()): Promise<number> {
+  return Number((await storedBytesStatement(db, userId, now).first<{ value: number }>())?.value ?? 0);
+}
+
+/** When the file with this key expires, from its row; undefined without one. */
+export async function expiryOf(db: D1Database, key: string): Promise<string | undefined> {
+  const row = await db.prepare("SELECT expires_at FROM files WHERE key = ?").bind(key).first<{ expires_at: string }>();
+  return row?.expires_at;
+}
+
+/** Keys of files expired by `cutoff`, oldest first, at most `limit`. */
+export async function listExpiredKeys(db: D1Database, cutoff: string, limit: number): Promise<string[]> {
+  const { results } = await db.prepare("SELECT key FROM files WHERE expires_at <= ? ORDER BY expires_at LIMIT ?").bind(cutoff, limit).all<{ key: string }>();
+  return results.map((row) => row.key);
+}
+
+/** The rows of those `keys` that are still expired by `cutoff` (a file renewed meanwhile stays). */
+export async function deleteExpiredRows(db: D1Database, cutoff: string, keys: readonly string[]): Promise<void> {
+  await db.prepare(`DELETE FROM files WHERE expires_at <= ? AND key IN (${keys.map(() => "?").join(",")})`).bind(cutoff, ...keys).run();
+}
+
+/** The row of `key`, whoever's it is (an upload that failed after its row was written). */
+export async function deleteFileRow(db: D1Database, key: string): Promise<void> {
+  await db.prepare("DELETE FROM files WHERE key = ?").bind(key).run();
+}
+
+/** The rows of a task's output files; a statement, for batches. */
+export function deleteTaskFilesStatement(db: D1Database, userId: string, taskId: string): D1PreparedStatement {
+  return db.prepare("DELETE FROM files WHERE task_id = ? AND user_id = ?").bind(taskId, userId);
+}
+
+/** Every file row of the user; a statement, for batches (the objects are deleted by prefix). */
+export function deleteUserFilesStatement(db: D1Database, userId: string): D1PreparedStatement {
+  return db.prepare("DELETE FROM files WHERE user_id = ?").bind(userId);
 }
 
 /**

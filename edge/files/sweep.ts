@@ -1,4 +1,5 @@
 import { purgeCached } from "./cdn-cache";
+import { deleteExpiredRows, listExpiredKeys } from "./records";
 import { discardStoredBytes } from "./tus/objects";
 import { deleteUploads, listSweepable } from "./tus/repository";
 
@@ -15,19 +16,14 @@ export async function sweepExpiredFiles(env: Env, now = new Date()): Promise<num
   const cutoff = now.toISOString();
   let deleted = 0;
   for (let batch = 0; batch < MAX_BATCHES_PER_RUN; batch++) {
-    const { results } = await env.DB.prepare("SELECT key FROM files WHERE expires_at <= ? ORDER BY expires_at LIMIT ?")
-      .bind(cutoff, BATCH)
-      .all<{ key: string }>();
-    if (results.length === 0) break;
-    const keys = results.map((row) => row.key);
+    const keys = await listExpiredKeys(env.DB, cutoff, BATCH);
+    if (keys.length === 0) break;
     // Objects first: a row without an object is harmless, an object without a row would never be swept.
     await env.FILES.delete(keys);
     await purgeCached(env, keys);
-    await env.DB.prepare(`DELETE FROM files WHERE expires_at <= ? AND key IN (${keys.map(() => "?").join(",")})`)
-      .bind(cutoff, ...keys)
-      .run();
+    await deleteExpiredRows(env.DB, cutoff, keys);
     deleted += keys.length;
-    if (results.length < BATCH) break;
+    if (keys.length < BATCH) break;
   }
   return deleted;
 }

@@ -116,6 +116,11 @@ export async function sweepIdempotencyKeys(env: Env, now = new Date()): Promise<
   return deleted;
 }
 
+/** Every record of the user (erasing the account); a statement, for batches. */
+export function deleteUserIdempotencyKeysStatement(db: D1Database, userId: string): D1PreparedStatement {
+  return db.prepare("DELETE FROM idempotency_keys WHERE user_id = ?").bind(userId);
+}
+
 async function runFirst(c: Context<AppEnv>, next: () => Promise<void>, store: KeyStore, lease: string, fingerprint: () => Promise<string | undefined>): Promise<void> {
   // A missed renewal is tried again at the next beat: the lease spans three of them.
   const heartbeat = setInterval(() => void store.renew(lease).catch(() => {}), RENEW_EVERY_MS);

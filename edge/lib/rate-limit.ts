@@ -1,4 +1,5 @@
 import { AppError } from "../../shared/errors";
+import { config } from "./config";
 import { log } from "./log";
 
 /**
@@ -11,8 +12,7 @@ import { log } from "./log";
  * make up to the limit in each. https://developers.cloudflare.com/workers/runtime-apis/bindings/rate-limit/
  */
 export async function enforceRateLimit(env: Env, keyHash: string): Promise<Record<string, string>> {
-  const limit = Number(env.RATE_LIMIT_REQUESTS) || 1200;
-  const period = Number(env.RATE_LIMIT_PERIOD_SECONDS) || 60;
+  const { requests: limit, periodSeconds: period } = config(env).rateLimit;
   if (await allowed(env, keyHash)) return { "RateLimit-Policy": `${limit};w=${period}` };
   // Windows are fixed and aligned to the period; the next one starts at the next multiple.
   const reset = Math.max(1, period - (Math.floor(Date.now() / 1000) % period));

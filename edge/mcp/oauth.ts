@@ -4,7 +4,8 @@ import { createMiddleware } from "hono/factory";
 import { isWellFormedApiKey } from "../../shared/api-keys";
 import { bearerToken } from "../../shared/bearer";
 import { AppError } from "../../shared/errors";
-import { requireApiKey, unauthorized } from "../lib/auth";
+import { requireApiKey, unauthorized } from "../accounts/credentials";
+import { userExists } from "../accounts/users";
 import { createApp, type AppEnv } from "../lib/openapi";
 import { enforceRateLimit } from "../lib/rate-limit";
 
@@ -79,8 +80,7 @@ export const requireMcpCaller = createMiddleware<AppEnv>(async (c, next) => {
     const granted = await authorizationServer(origin)?.validateToken<GrantProps>(resourceOf(origin), token, c.env).catch(() => null);
     const userId = granted?.props.userId;
     // A token outlives nothing it was granted by: an erased account's tokens stop at once.
-    const user = userId ? await c.env.DB.prepare("SELECT id FROM users WHERE id = ?").bind(userId).first() : null;
-    if (!userId || !user) throw unauthorized().withHeaders({ "www-authenticate": `${challenge}, error="invalid_token"` });
+    if (!userId || !(await userExists(c.env.DB, userId))) throw unauthorized().withHeaders({ "www-authenticate": `${challenge}, error="invalid_token"` });
     oauthCallers.set(c.req.raw, userId);
     c.set("userId", userId);
     for (const [name, value] of Object.entries(await enforceRateLimit(c.env, `user:${userId}`))) c.header(name, value);

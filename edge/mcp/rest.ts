@@ -1,5 +1,5 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { actAsOAuthUser } from "../lib/auth";
+import { actAsOAuthUser } from "../accounts/credentials";
 
 export type Forward = (request: Request, env: Env, ctx: ExecutionContext) => Response | Promise<Response>;
 

@@ -2,6 +2,7 @@ import { type Context, Hono } from "hono";
 import { AppError } from "../../shared/errors";
 import { EDGE_CACHE_SECONDS, MAX_CACHED_BYTES, cacheKeyFor } from "../files/cdn-cache";
 import { servedInline } from "../files/content-type";
+import { expiryOf } from "../files/records";
 
 /** Keys the CDN serves: uploads and task outputs, nothing else in the bucket. */
 const SERVED_KEY = /^(uploads\/[A-Za-z0-9_-]+\/[A-Za-z0-9._-]+|outputs\/[A-Za-z0-9_-]+\/[A-Za-z0-9_-]+\/[A-Za-z0-9._%-]+)$/;
@@ -134,8 +135,7 @@ async function fromCache(request: Request, lookup: Request, range: string | unde
 async function remainingLifetime(env: Env, object: R2Object): Promise<number | undefined> {
   let expiresAt = object.customMetadata?.expires_at;
   if (expiresAt === undefined) {
-    const row = await env.DB.prepare("SELECT expires_at FROM files WHERE key = ?").bind(object.key).first<{ expires_at: string }>();
-    expiresAt = row?.expires_at;
+    expiresAt = await expiryOf(env.DB, object.key);
   }
   const time = Date.parse(expiresAt ?? "");
   return Number.isFinite(time) ? Math.floor((time - Date.now()) / 1000) : undefined;

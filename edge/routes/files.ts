@@ -3,7 +3,7 @@ import { AppError } from "../../shared/errors";
 import { purgeCached } from "../files/cdn-cache";
 import { FileListSchema, ListFilesQuerySchema } from "../../shared/schemas/files";
 import { deleteFile, findFile, listFiles, toUploadRecord } from "../files/records";
-import { requireApiKey } from "../lib/auth";
+import { requireApiKey } from "../accounts/credentials";
 import { bearerSecurity, createApp, pageRoute, problemResponses } from "../lib/openapi";
 
 const PREFIX = "/api/files/";

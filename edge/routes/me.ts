@@ -1,8 +1,10 @@
 import { createRoute } from "@hono/zod-openapi";
 import { MeSchema } from "../../shared/schemas/accounts";
+import { requireApiKey, unauthorized } from "../accounts/credentials";
 import { remainingSeconds, startOfUtcDay } from "../accounts/usage";
+import { accountStatement } from "../accounts/users";
 import { base64BodyLimit } from "../files/data-uri";
-import { requireApiKey, unauthorized } from "../lib/auth";
+import { storedBytesStatement } from "../files/records";
 import { config } from "../lib/config";
 import { bearerSecurity, createApp, problemResponses } from "../lib/openapi";
 import { dispatchLineStub } from "../lib/stubs";
@@ -27,11 +29,11 @@ me.openapi(
     const db = c.env.DB;
     const settings = config(c.env);
     const [user, tasks, seconds, reserved, bytes] = await db.batch([
-      db.prepare("SELECT id, name, email, created_at FROM users WHERE id = ?").bind(userId),
+      accountStatement(db, userId),
       tasksCreatedSinceStatement(db, userId, startOfDay),
       processedSecondsStatement(db, userId, startOfDay),
       reservedSecondsStatement(db, userId, settings.taskTimeoutSeconds),
-      db.prepare("SELECT COALESCE(SUM(size), 0) AS value FROM files WHERE user_id = ? AND expires_at > ?").bind(userId, now.toISOString()),
+      storedBytesStatement(db, userId, now),
     ]);
     const account = user!.results[0] as { id: string; name: string; email: string | null; created_at: string } | undefined;
     if (!account) throw unauthorized();
@@ -50,7 +52,7 @@ me.openapi(
         running_tasks: slots.running,
         waiting_tasks: slots.waiting,
         max_running_tasks: slots.cap,
-        rate_limit: { requests: Number(c.env.RATE_LIMIT_REQUESTS) || 1200, period_seconds: Number(c.env.RATE_LIMIT_PERIOD_SECONDS) || 60 },
+        rate_limit: { requests: settings.rateLimit.requests, period_seconds: settings.rateLimit.periodSeconds },
       },
       limits: {
         max_upload_bytes: settings.maxUploadBytes,

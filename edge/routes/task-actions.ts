@@ -1,11 +1,9 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { AppError } from "../../shared/errors";
 import { TaskEventSchema, TaskSchema, TaskIdParamSchema } from "../../shared/schemas/tasks";
-import { dispatcherFor } from "../dispatch/dispatcher";
-import { requireApiKey, socketUntilCredentialEnds, untilCredentialEnds } from "../lib/auth";
+import { requireApiKey, socketUntilCredentialEnds, untilCredentialEnds } from "../accounts/credentials";
 import { bearerSecurity, createApp, problemResponses } from "../lib/openapi";
 import { watcherUpgrade } from "../tasks/fan-out";
-import { writeCancelNote } from "../tasks/logs";
 import { discardTaskFiles, logKey } from "../tasks/outputs";
 import { presentTask } from "../tasks/present";
 import { deleteTaskRecords, requireOwnTask } from "../tasks/repository";
@@ -53,8 +51,6 @@ taskActions.openapi(
     const row = await requireOwnTask(c.env.DB, c.get("userId"), task_id);
     const result = await cancelTask(c.env, task_id);
     if (!result.canceled) throw new AppError("TASK_NOT_RUNNABLE", `Task '${task_id}' has already finished (${result.state?.status ?? row.status}); there is nothing to cancel.`);
-    await writeCancelNote(c.env, row.user_id, result.state ?? { task_id, started_at: row.started_at });
-    if (result.target) c.executionCtx.waitUntil(dispatcherFor(c.env).cancel(task_id, result.target));
     // The row still says pending/running; the live state carries the end just written to D1.
     return c.json(presentTask(c.env, row, result.state), 200);
   },

@@ -1,20 +1,16 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { randomHex } from "../../shared/encoding";
 import { AppError } from "../../shared/errors";
 import { checkCommand } from "../../shared/ffmpeg";
 import { CreateTaskSchema, CreatedTaskSchema, ListTasksQuerySchema, PublicTaskSchema, TaskListSchema, TaskSchema, TaskIdParamSchema } from "../../shared/schemas/tasks";
-import { startOfUtcDay } from "../accounts/usage";
-import { allowAnonymousTaskRead, requireApiKey } from "../lib/auth";
+import { allowAnonymousTaskRead, requireApiKey } from "../accounts/credentials";
 import { config } from "../lib/config";
 import { idempotency } from "../lib/idempotency";
 import { bearerSecurity, createApp, pageRoute, problemResponses } from "../lib/openapi";
 import { presentPublicTask, presentTask } from "../tasks/present";
-import { findTaskById, insertTaskWithinQuota, listTasks, requireOwnTask } from "../tasks/repository";
+import { findTaskById, listTasks, requireOwnTask } from "../tasks/repository";
 import { isFinal } from "../tasks/state";
-import { checkWebhookUrl } from "../webhooks/url";
-import { taskStub } from "../lib/stubs";
 import { liveState } from "../tasks/live-state";
-import { queueJobs } from "../dispatch/jobs-queue";
+import { submitTask } from "../tasks/submit";
 
 /** The transcoding API: `{base_url}/tasks`. */
 export const tasks = createApp();
@@ -34,30 +30,7 @@ tasks.openapi(
       429: { description: "RATE_LIMITED, or QUOTA_EXCEEDED: less than a second of today's DAILY_TASK_SECONDS is left once the unfinished tasks' time limits are reserved (Retry-After: until 00:00 UTC; sooner if a task ends under its limit)" },
     },
   }),
-  async (c) => {
-    const body = c.req.valid("json");
-    const allowHosts = config(c.env).devFetchAllowHosts;
-    checkCommand(body.command, { allowHosts });
-    const webhook = body.webhook ? checkWebhookUrl(body.webhook, allowHosts).toString() : null;
-    const userId = c.get("userId");
-    const taskId = `tsk_${randomHex(12)}`;
-    const createdAt = new Date().toISOString();
-    const settings = config(c.env);
-    const quota = { since: startOfUtcDay(new Date(createdAt)), seconds: settings.dailyTaskSeconds, taskTimeoutSeconds: settings.taskTimeoutSeconds, requestedSeconds: body.timeout_seconds };
-    const row = { id: taskId, user_id: userId, command: body.command, with_metadata: body.with_metadata ? 1 : 0, webhook_url: webhook, created_at: createdAt };
-    const timeLimit = await insertTaskWithinQuota(c.env.DB, row, quota);
-    if (timeLimit === undefined) throw quotaExceeded(quota.seconds, new Date(createdAt));
-    const task = taskStub(c.env, taskId);
-    const job = { task_id: taskId, user_id: userId, created_at: createdAt };
-    await task.init({ ...job, time_limit_seconds: timeLimit }, { command: body.command, with_metadata: body.with_metadata === true, webhook_url: webhook });
-    try {
-      await queueJobs(c.env, [job]);
-    } catch (error) {
-      await task.failTask("DISPATCH_FAILED", "The task could not be queued.");
-      throw error;
-    }
-    return c.json({ task_id: taskId, status: "pending" as const, created_at: createdAt }, 201);
-  },
+  async (c) => c.json(await submitTask(c.env, c.get("userId"), c.req.valid("json")), 201),
 );
 
 tasks.openapi(
@@ -108,16 +81,3 @@ tasks.openapi(
     return c.json(userId ? task : presentPublicTask(task), 200);
   },
 );
-
-/**
- * DAILY_TASK_SECONDS of processing per user and UTC day (GET /v1/me's remaining_credits) are
- * used up or reserved by unfinished tasks: the insert refused the task.
- */
-function quotaExceeded(quota: number, now: Date): AppError {
-  const retryAfter = Math.max(1, Math.ceil((Date.parse(startOfUtcDay(now)) + 86_400_000 - now.getTime()) / 1000));
-  return new AppError(
-    "QUOTA_EXCEEDED",
-    `Today's ${quota} s of processing are used up or held by your unfinished tasks (each holds its time limit until it ends); new tasks are accepted again when one ends under its limit, or at 00:00 UTC.`,
-    { retry_after: retryAfter },
-  ).withHeaders({ "Retry-After": String(retryAfter) });
-}

@@ -12,7 +12,7 @@ import {
 } from "../files/tus/protocol";
 import { acquireLock, findUpload, releaseLock } from "../files/tus/repository";
 import { completedRecord, createUpload, liveUpload, terminateUpload } from "../files/tus/uploads";
-import { requireApiKey } from "../lib/auth";
+import { requireApiKey } from "../accounts/credentials";
 import { config } from "../lib/config";
 import { idempotency } from "../lib/idempotency";
 import { type AppEnv, bearerSecurity, createApp, problemResponses } from "../lib/openapi";

@@ -9,7 +9,7 @@ import { type FilePart, withFilePart } from "../files/multipart";
 import { deleteFile, expiryFrom, insertFile, newUploadKey, publicUrls, sanitizeFilename } from "../files/records";
 import { presignR2Put } from "../files/presign";
 import { limitRequestBody, requestTooLarge } from "../files/request-body";
-import { requireApiKey } from "../lib/auth";
+import { requireApiKey } from "../accounts/credentials";
 import { REQUEST_ENVELOPE_BYTES, config } from "../lib/config";
 import { guardedFetch } from "../lib/guarded-fetch";
 import { fingerprintOfStream, fingerprintWhileReading, idempotency } from "../lib/idempotency";

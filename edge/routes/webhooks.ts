@@ -2,13 +2,13 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { AppError } from "../../shared/errors";
 import { TaskIdParamSchema } from "../../shared/schemas/tasks";
 import { RedeliveryQueuedSchema, WebhookDeliveryListSchema, WebhookEventSchema, WebhookEventTypeSchema, WebhookSecretSchema } from "../../shared/schemas/webhooks";
-import { requireApiKey } from "../lib/auth";
+import { requireApiKey } from "../accounts/credentials";
 import { bearerSecurity, createApp, problemResponses } from "../lib/openapi";
 import { requireOwnTask } from "../tasks/repository";
-import { listDeliveries } from "../webhooks/deliveries";
-import { handoverFor, taskEvent } from "../webhooks/event";
+import { handoverFor, taskEvent } from "../tasks/webhook-event";
+import { listDeliveries } from "../webhooks/delivery";
 import { handOver } from "../webhooks/handover";
-import { rotateSecret } from "../webhooks/secrets";
+import { rotateSecret } from "../webhooks/signing";
 
 const problem = (description: string) => ({ description, content: { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } } });
 

@@ -1,9 +1,7 @@
 import { dispatcherFor } from "../dispatch/dispatcher";
-import type { JobSpec } from "../dispatch/job";
 import { log } from "../lib/log";
 import { dispatchLineStub } from "../lib/stubs";
 import { discardTaskFiles } from "./outputs";
-import type { TaskRow } from "./repository";
 import type { LiveState } from "./state";
 
 /**
@@ -26,23 +24,3 @@ export async function afterTaskEnded(env: Env, state: LiveState): Promise<void> 
   });
 }
 
-/** The task's D1 record as `markFinished` leaves it, from the object's own state: what its end event presents. */
-export function endedTaskRow(state: LiveState, job: JobSpec): TaskRow {
-  return {
-    id: state.task_id,
-    user_id: state.user_id,
-    command: job.command,
-    with_metadata: job.with_metadata ? 1 : 0,
-    webhook_url: job.webhook_url,
-    status: state.status,
-    progress: Math.floor(state.progress),
-    outputs: state.outputs ? JSON.stringify(state.outputs) : null,
-    error: state.error,
-    error_code: state.error_code,
-    created_at: state.created_at,
-    started_at: state.started_at,
-    finished_at: state.finished_at,
-    retries: state.retries,
-    webhook_enqueued_at: null,
-  };
-}

@@ -1,4 +1,4 @@
-import { KEY_RECHECK_MS, liveCredentials } from "../lib/auth";
+import { KEY_RECHECK_MS, liveCredentials } from "../accounts/credentials";
 import { presentLive } from "./present";
 import { type LiveState, isFinal } from "./state";
 

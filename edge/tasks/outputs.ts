@@ -1,6 +1,15 @@
+import { AppError } from "../../shared/errors";
+import type { UploadRecord } from "../../shared/schemas/files";
 import { purgeCached } from "../files/cdn-cache";
-import { deleteTaskOutputRows } from "./repository";
+import { essence } from "../files/content-type";
+import { ingestUpload } from "../files/ingest";
+import { config } from "../lib/config";
+import { signToken, verifyToken } from "../lib/signed-token";
+import { UNFINISHED_TASK_OF_USER, deleteTaskOutputRows } from "./repository";
 import { fail, type LiveState } from "./state";
+
+/** Names the transcoder may store: plain files, as the command policy allows (sequences already expanded). */
+const OUTPUT_FILENAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
 
 /** Where a task's output lives in R2 (and so on the CDN): `outputs/<user_id>/<task_id>/<filename>`. */
 export function outputKey(userId: string, taskId: string, filename: string): string {
@@ -10,6 +19,67 @@ export function outputKey(userId: string, taskId: string, filename: string): str
 /** ffmpeg's stderr of a task: not under a CDN-served prefix, read only through the API. */
 export function logKey(userId: string, taskId: string): string {
   return `logs/${userId}/${taskId}.log`;
+}
+
+/** One output file as the transcoder PUTs it. */
+export interface IncomingOutput {
+  userId: string;
+  taskId: string;
+  filename: string;
+  length: number;
+  contentType: string | undefined;
+  body: ReadableStream<Uint8Array> | null;
+}
+
+/**
+ * The one way a transcoder stores an output: its PUT streams through the Worker into R2 (never
+ * buffered: a Worker has 128 MB of memory), sized by Content-Length, capped at MAX_UPLOAD_BYTES,
+ * and recorded only while the task runs (files/records.ts insertOutputFile). Not a presigned R2
+ * URL: those need R2 S3 credentials that local development and the tests do not have, and a
+ * container has no internet of its own — its outbound calls reach this Worker's outbound handler,
+ * which is not an incoming request on the zone and so not under the front door's 100 MB
+ * request-body limit (https://developers.cloudflare.com/containers/platform-details/outbound-traffic/,
+ * https://developers.cloudflare.com/workers/platform/limits/#request-limits).
+ * Answers with the edge's receipt for exactly that object and size.
+ */
+export async function storeOutput(env: Env, output: IncomingOutput): Promise<UploadRecord & { receipt: string }> {
+  const { userId, taskId, filename, length } = output;
+  checkOutput(env, filename, length);
+  if (!output.body) throw new AppError("EMPTY_FILE", "The output body is empty.");
+  const declaredType = essence(output.contentType ?? "") || "application/octet-stream";
+  const record = await ingestUpload(env, userId, { body: output.body, length, declaredType, filename, key: outputKey(userId, taskId, filename), task: { id: taskId, whileUnfinished: UNFINISHED_TASK_OF_USER } });
+  return { ...record, receipt: await receiptFor(env, record.key, record.size) };
+}
+
+/** A name the transcoder may store and a size within the upload limit. */
+function checkOutput(env: Env, filename: string, size: number): void {
+  if (!OUTPUT_FILENAME.test(filename) || filename.includes("..")) throw new AppError("OUTPUT_NOT_ALLOWED", `'${filename}' is not an allowed output name.`);
+  const limit = config(env).maxUploadBytes;
+  if (size > limit) throw new AppError("PAYLOAD_TOO_LARGE", `Output '${filename}' is ${size} bytes; the limit is ${limit}.`);
+}
+
+/** Purpose of the edge's signed word that it stored an output (key and size) in R2 itself. */
+const RECEIPT = "stored";
+const RECEIPT_TTL_SECONDS = 24 * 3600;
+type Receipt = { k: string; s: number };
+
+function receiptFor(env: Env, key: string, size: number): Promise<string> {
+  return signToken(env.SIGNING_SECRET, RECEIPT, { k: key, s: size } satisfies Receipt, RECEIPT_TTL_SECONDS);
+}
+
+/**
+ * Whether every reported output comes with the edge's receipt for exactly that object and size:
+ * then the task's object need not `head` each one in R2 to trust the report (one R2 operation
+ * per output saved). Without them it looks each one up (verifyStoredOutputs).
+ */
+export async function allReceipted(env: Env, userId: string, taskId: string, outputs: readonly { filename: string; size: number; receipt?: string }[]): Promise<boolean> {
+  for (const output of outputs) {
+    if (!output.receipt) return false;
+    // A receipt that does not verify is no receipt: the task's object checks the outputs in R2 instead.
+    const receipt = await verifyToken<Receipt>(env.SIGNING_SECRET, RECEIPT, output.receipt).catch(() => undefined);
+    if (receipt?.k !== outputKey(userId, taskId, output.filename) || receipt.s !== output.size) return false;
+  }
+  return true;
 }
 
 /** Outputs count only once they are really in R2 with the size the transcoder reported. */

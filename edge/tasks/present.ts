@@ -4,8 +4,11 @@ import { outputKey } from "./outputs";
 import type { TaskRow } from "./repository";
 import { type LiveState, type StoredOutput, etaSeconds, isFinal } from "./state";
 
+/** The columns of a task's record that the API presents. */
+export type TaskRecord = Pick<TaskRow, "id" | "user_id" | "command" | "with_metadata" | "status" | "progress" | "outputs" | "error" | "error_code" | "created_at" | "started_at" | "finished_at" | "retries">;
+
 /** The API's view of a task: the D1 record, overlaid with the live state while it runs. */
-export function presentTask(env: Env, row: TaskRow, live?: LiveState, now = Date.now()): Task {
+export function presentTask(env: Env, row: TaskRecord, live?: LiveState, now = Date.now()): Task {
   const status = live && !isFinal(row.status) ? live.status : row.status;
   const startedAt = row.started_at ?? live?.started_at ?? null;
   const finishedAt = row.finished_at ?? (live && isFinal(live.status) ? live.finished_at : null);

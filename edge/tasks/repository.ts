@@ -1,6 +1,8 @@
 import { AppError } from "../../shared/errors";
 import type { TaskFailureCode } from "../../shared/errors";
 import type { TaskStatus, TaskStatusFilter } from "../../shared/schemas/tasks";
+import { deleteTaskFilesStatement } from "../files/records";
+import { TASK_HAS_DELIVERIES } from "../webhooks/delivery";
 import type { StoredOutput } from "./state";
 
 /** A row of the `tasks` table. */
@@ -22,8 +24,6 @@ export interface TaskRow {
   retries: number;
   /** The task's own time limit, reserved against its owner's daily quota (null: TASK_TIMEOUT_SECONDS). */
   time_limit_seconds?: number | null;
-  /** No longer written: the end event goes to its receiver from the task's own outbox. */
-  webhook_enqueued_at: string | null;
 }
 
 /** Seconds ffmpeg ran (started → finished) for the tasks of user `?1` that finished since `?2`. */
@@ -126,14 +126,13 @@ export async function listUnfinishedTaskIds(db: D1Database, before: string, limi
 
 /**
  * Tasks that ended with a webhook between `after` and `before` and have no delivery attempt on
- * record, oldest first: the webhook sweep's round. (`webhook_enqueued_at` is no longer set; the
- * condition keeps the partial index tasks_webhook_unsent in use.)
+ * record, oldest first: the webhook sweep's round (the partial index tasks_webhook_finished).
  */
 export async function listUndeliveredWebhookTasks(db: D1Database, range: { after: string; before: string; limit: number }): Promise<TaskRow[]> {
   const { results } = await db
     .prepare(
-      `SELECT * FROM tasks WHERE webhook_url IS NOT NULL AND webhook_enqueued_at IS NULL AND finished_at > ? AND finished_at <= ?
-       AND NOT EXISTS (SELECT 1 FROM webhook_deliveries WHERE webhook_deliveries.task_id = tasks.id) ORDER BY finished_at LIMIT ?`,
+      `SELECT * FROM tasks WHERE webhook_url IS NOT NULL AND finished_at > ? AND finished_at <= ?
+       AND NOT ${TASK_HAS_DELIVERIES} ORDER BY finished_at LIMIT ?`,
     )
     .bind(range.after, range.before, range.limit)
     .all<TaskRow>();
@@ -162,13 +161,13 @@ export async function findTaskById(db: D1Database, taskId: string): Promise<Task
 
 /** Removes the file rows of a task's outputs; the task's own row stays. */
 export async function deleteTaskOutputRows(db: D1Database, userId: string, taskId: string): Promise<void> {
-  await db.prepare("DELETE FROM files WHERE task_id = ? AND user_id = ?").bind(taskId, userId).run();
+  await deleteTaskFilesStatement(db, userId, taskId).run();
 }
 
 /** Removes a task's row and its output file rows. */
 export async function deleteTaskRecords(db: D1Database, userId: string, taskId: string): Promise<void> {
   await db.batch([
-    db.prepare("DELETE FROM files WHERE task_id = ? AND user_id = ?").bind(taskId, userId),
+    deleteTaskFilesStatement(db, userId, taskId),
     db.prepare("DELETE FROM tasks WHERE id = ? AND user_id = ?").bind(taskId, userId),
   ]);
 }
@@ -200,6 +199,12 @@ export function processedSecondsStatement(db: D1Database, userId: string, since:
 /** Seconds the user's unfinished tasks hold of the daily quota, each its time limit (`value`); a statement, for batches. */
 export function reservedSecondsStatement(db: D1Database, userId: string, taskTimeoutSeconds: number): D1PreparedStatement {
   return db.prepare(`SELECT (${RESERVED_SECONDS}) AS value`).bind(userId, null, taskTimeoutSeconds);
+}
+
+/** Seconds processed since `since` and seconds the unfinished tasks reserve: what the daily quota counts, in one round trip. */
+export async function quotaSeconds(db: D1Database, userId: string, since: string, taskTimeoutSeconds: number): Promise<{ processed: number; reserved: number }> {
+  const [processed, reserved] = await db.batch<{ value: number }>([processedSecondsStatement(db, userId, since), reservedSecondsStatement(db, userId, taskTimeoutSeconds)]);
+  return { processed: Number(processed?.results[0]?.value ?? 0), reserved: Number(reserved?.results[0]?.value ?? 0) };
 }
 
 /** Per UTC day (`YYYY-MM-DD`) since `since`: tasks the user created, and seconds ffmpeg ran for the tasks that finished that day. Days without any are absent. */

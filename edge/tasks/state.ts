@@ -95,7 +95,7 @@ export function initialState(meta: { task_id: string; user_id: string; created_a
   };
 }
 
-export type CancelResult = { canceled: boolean; target: string | null; state: LiveState | undefined };
+export type CancelResult = { canceled: boolean; state: LiveState | undefined };
 
 export type ClaimResult = { ok: true; run: number } | { ok: false; reason: "unknown" | "final" | "dispatched" | "claimed" };
 

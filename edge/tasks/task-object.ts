@@ -1,33 +1,21 @@
 import { DurableObject } from "cloudflare:workers";
 import type { TaskFailureCode } from "../../shared/errors";
 import type { JobEvent, TranscodeJob } from "../../shared/schemas/jobs";
-import type { DispatchOutcome } from "../dispatch/backend";
-import { dispatcherFor } from "../dispatch/dispatcher";
+import { type DispatchOutcome, dispatcherFor, queueJobs } from "../dispatch/dispatcher";
 import { type JobSpec, jobFor } from "../dispatch/job";
-import { queueJobs } from "../dispatch/jobs-queue";
 import { config } from "../lib/config";
-import type { WebhookHandover } from "../../shared/schemas/webhooks";
-import { handoverFor } from "../webhooks/event";
-import { WebhookOutbox } from "../webhooks/outbox";
-import { afterTaskEnded, endedTaskRow } from "./end-effects";
+import { log } from "../lib/log";
+import { WebhookOutbox } from "../webhooks/handover";
+import { afterTaskEnded } from "./end-effects";
 import { TaskFanOut } from "./fan-out";
+import { writeCancelNote } from "./logs";
+import { endedTaskRecord, handoverFor } from "./webhook-event";
 import { verifyStoredOutputs } from "./outputs";
 import { findTaskById, markFinished, markRetried, markRunning } from "./repository";
 import {
-  type CancelResult, type ClaimResult, type LiveState, type Limits, applyEvent, claim, dispatched, dueAction, fail, initialState, isFinal, lostTranscoder, nextCheck, onlyProgressMoved, queued, unreachable, waiting,
+  type CancelResult, type ClaimResult, type LiveState, type Limits, applyEvent, claim, dispatched, dueAction, fail, initialState, isFinal, lostTranscoder, queued, unreachable, waiting,
 } from "./state";
-
-const STATE_KEY = "state";
-/** What the task runs, kept from its submission so that a dispatch reads nothing from D1. */
-const JOB_KEY = "job";
-/**
- * A running task's progress reports come twice a second; its state is written at most this
- * often for them (each write is two billed rows: the state and the alarm). Between writes the
- * latest state is held in memory, where polls and watchers read it; any other change and the
- * alarm write it. An object evicted in between has lost at most this much progress, and its
- * heartbeat deadline runs from at most this much earlier.
- */
-const PROGRESS_WRITE_MS = 10_000;
+import { TaskStore } from "./task-store";
 
 /** `time_limit_seconds`: the task's own limit, reserved against its owner's daily quota at submission. */
 type TaskMeta = { task_id: string; user_id: string; created_at: string; time_limit_seconds?: number };
@@ -46,29 +34,27 @@ export class TaskObject extends DurableObject<Env> {
   private queue: Promise<unknown> = Promise.resolve();
   private readonly fanOut = new TaskFanOut(this.ctx, this.env);
   private readonly outbox = new WebhookOutbox(this.ctx.storage);
-  /** The state when only progress moved since it was last written (see PROGRESS_WRITE_MS). */
-  private held: LiveState | undefined;
-  private writtenAt = 0;
+  private readonly store = new TaskStore(this.ctx.storage, this.fanOut, { limits: (state) => this.limits(state), outboxRetryAt: (now) => this.outbox.retryAt(now) });
 
   async init(meta: TaskMeta, job?: JobSpec): Promise<void> {
     await this.exclusive(async () => {
-      if (await this.load()) return;
-      if (job) await this.ctx.storage.put(JOB_KEY, job);
-      await this.save(initialState(meta));
+      if (await this.store.load()) return;
+      if (job) await this.store.keepJob(job);
+      await this.store.save(initialState(meta));
     });
   }
 
   async getState(): Promise<LiveState | undefined> {
-    return this.load();
+    return this.store.load();
   }
 
   /** Taken by `dispatch` before it hands the job over, so a redelivered job never runs twice. */
   async claimDispatch(): Promise<ClaimResult> {
     return this.exclusive(async () => {
-      const state = await this.load();
+      const state = await this.store.load();
       if (!state) return { ok: false, reason: "unknown" } as const;
       const { result, next } = claim(state, Date.now());
-      if (next) await this.save(next);
+      if (next) await this.store.save(next);
       return result;
     });
   }
@@ -82,8 +68,8 @@ export class TaskObject extends DurableObject<Env> {
   async dispatch(): Promise<DispatchResult> {
     const claim = await this.claimDispatch();
     if (!claim.ok) return { kind: "skipped", reason: claim.reason };
-    const state = (await this.load())!;
-    const job = await this.jobSpec(state.task_id);
+    const state = (await this.store.load())!;
+    const job = await this.store.job();
     if (!job) {
       await this.failTask("INTERNAL", "The task record is missing.");
       return { kind: "rejected" };
@@ -121,7 +107,7 @@ export class TaskObject extends DurableObject<Env> {
   /** The claimed run cannot start (its transcoder already ran it): it is lost, and the task starts again. */
   private async loseClaimedRun(reason: string, run: number): Promise<void> {
     await this.exclusive(async () => {
-      const state = await this.load();
+      const state = await this.store.load();
       if (state && !isFinal(state.status) && isClaimOf(state, run)) await this.loseRun(state, reason, Date.now());
     });
   }
@@ -137,16 +123,27 @@ export class TaskObject extends DurableObject<Env> {
   }
 
   /**
-   * The user's cancel: a task that has not ended ends `failed` with CANCELED. Returns where
-   * it had been dispatched, so the caller can stop the transcoder, or that it had already ended.
+   * The user's cancel: a task that has not ended ends `failed` with CANCELED and keeps a note as
+   * its log until ffmpeg's own arrives (./logs.ts); then its transcoder is told to stop, after
+   * the answer (the caller waits for no transcoder). Returns the state it is in afterwards, or
+   * that it had already ended.
    */
   async cancel(): Promise<CancelResult> {
     return this.exclusive(async () => {
-      const state = await this.load();
-      if (!state || isFinal(state.status)) return { canceled: false, target: null, state };
+      const state = await this.store.load();
+      if (!state || isFinal(state.status)) return { canceled: false, state };
       const next = fail(state, "CANCELED", "The task was canceled at the user's request.", new Date().toISOString());
       await this.persistEnd(next);
-      return { canceled: true, target: state.dispatch_target, state: next };
+      await writeCancelNote(this.env, next.user_id, next);
+      if (state.dispatch_target) this.ctx.waitUntil(this.stopTranscoder(state.task_id, state.dispatch_target));
+      return { canceled: true, state: next };
+    });
+  }
+
+  private async stopTranscoder(taskId: string, target: string): Promise<void> {
+    await dispatcherFor(this.env).cancel(taskId, target).catch((error: unknown) => {
+      // Safe to drop: a transcoder that missed the cancel is told to stop by the answer to its next report.
+      log.warn("could not tell the transcoder of a canceled task to stop", { task_id: taskId, error });
     });
   }
 
@@ -154,25 +151,23 @@ export class TaskObject extends DurableObject<Env> {
   async destroy(): Promise<void> {
     await this.exclusive(async () => {
       this.fanOut.close();
-      this.held = undefined;
-      await this.ctx.storage.deleteAlarm();
-      await this.ctx.storage.deleteAll();
+      await this.store.erase();
     });
   }
 
   /** A Server-Sent Events stream of the task, returned over RPC; the Worker relays it to the client. */
   async watch(): Promise<ReadableStream<Uint8Array>> {
-    return this.fanOut.watch(await this.load());
+    return this.fanOut.watch(await this.store.load());
   }
 
   /** WebSocket watchers: the upgrade needs fetch(); everything else goes through RPC methods. */
   override async fetch(request: Request): Promise<Response> {
     if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") return new Response("Expected a WebSocket upgrade", { status: 426 });
     return this.exclusive(async () => {
-      const state = await this.load();
+      const state = await this.store.load();
       const response = this.fanOut.upgrade(request, state);
       // The alarm checks the key behind the new socket (TaskFanOut.nextAlarm).
-      if (state && !isFinal(state.status)) await this.schedule(state);
+      if (state && !isFinal(state.status)) await this.store.schedule(state);
       return response;
     });
   }
@@ -188,7 +183,7 @@ export class TaskObject extends DurableObject<Env> {
   /** Ends a task that has not ended yet. Returns the state it is in afterwards. */
   async failTask(code: TaskFailureCode, error: string): Promise<LiveState | undefined> {
     return this.exclusive(async () => {
-      const state = await this.load();
+      const state = await this.store.load();
       if (!state || isFinal(state.status)) return state;
       const next = fail(state, code, error, new Date().toISOString());
       await this.persistEnd(next);
@@ -202,19 +197,18 @@ export class TaskObject extends DurableObject<Env> {
    */
   async report(event: JobEvent, run = 0, outputsStored = false): Promise<{ ok: boolean; cancel: boolean }> {
     return this.exclusive(async () => {
-      const state = await this.load();
+      const state = await this.store.load();
       if (!state) return { ok: false, cancel: true };
       if (run !== state.retries) return { ok: true, cancel: true };
       let next = applyEvent(state, event, new Date().toISOString());
       if (!next) return { ok: true, cancel: isFinal(state.status) };
-      // `outputsStored`: the callback route checked the edge's receipts for every output.
+      // `outputsStored`: every output came with the edge's receipt (./reports.ts).
       if (next.status === "completed" && !outputsStored) next = await verifyStoredOutputs(this.env.FILES, next);
       if (isFinal(next.status)) await this.persistEnd(next);
       else if (next.retries !== state.retries) await this.restart(state, next);
       else {
         if (state.status === "pending") await markRunning(this.env.DB, next.task_id, next.started_at!);
-        if (onlyProgressMoved(state, next) && Date.now() - this.writtenAt < PROGRESS_WRITE_MS) this.hold(state, next);
-        else await this.save(next);
+        await this.store.update(state, next);
       }
       return { ok: true, cancel: false };
     });
@@ -222,39 +216,41 @@ export class TaskObject extends DurableObject<Env> {
 
   /**
    * The cron's check that this task is looked after: its alarm is set, and an object that has
-   * lost its state (it should never) starts over from the D1 record and queues the job.
+   * lost its state (it should never) starts over from the D1 record, job and all, and queues the job.
    */
   async reconcile(meta: TaskMeta): Promise<void> {
     await this.exclusive(async () => {
-      const state = await this.load();
+      const state = await this.store.load();
       if (!state) {
-        await this.save(queued(initialState(meta), Date.now()));
+        const row = await findTaskById(this.env.DB, meta.task_id);
+        if (row) await this.store.keepJob({ command: row.command, with_metadata: row.with_metadata === 1, webhook_url: row.webhook_url });
+        await this.store.save(queued(initialState(meta), Date.now()));
         await queueJobs(this.env, [meta]);
-      } else if (!isFinal(state.status) && (await this.ctx.storage.getAlarm()) === null) await this.schedule(state);
+      } else if (!isFinal(state.status) && (await this.ctx.storage.getAlarm()) === null) await this.store.schedule(state);
     });
   }
 
   override async alarm(): Promise<void> {
     await this.fanOut.closeRevokedWatchers();
     await this.exclusive(async () => {
-      const state = await this.load();
+      const state = await this.store.load();
       if (!state) return;
       if (isFinal(state.status)) return this.outbox.flush(this.env);
       const now = Date.now();
       const action = dueAction(state, now, this.limits(state));
       switch (action?.kind) {
         case undefined:
-          return this.checkAgainLater(state);
+          return this.store.checkAgainLater(state);
         case "fail":
           return this.persistEnd(fail(state, action.code, action.error, new Date(now).toISOString()));
         case "lost":
           return this.loseRun(state, action.reason, now);
         case "probe":
-          if (await dispatcherFor(this.env).isRunning(state.task_id, action.target, state.retries)) return this.checkAgainLater(state);
+          if (await dispatcherFor(this.env).isRunning(state.task_id, action.target, state.retries)) return this.store.checkAgainLater(state);
           return this.loseRun(state, "The transcoder running the task went away.", now);
         case "resend":
           await queueJobs(this.env, [state]);
-          return this.save(queued(state, now));
+          return this.store.save(queued(state, now));
       }
     });
   }
@@ -268,17 +264,17 @@ export class TaskObject extends DurableObject<Env> {
   /** Starts a lost run again: the old transcoder is told to stop, and the job is queued anew. */
   private async restart(previous: LiveState, next: LiveState): Promise<void> {
     await markRetried(this.env.DB, next.task_id, next.retries);
-    await this.save(next);
+    await this.store.save(next);
     if (previous.dispatch_target) this.ctx.waitUntil(dispatcherFor(this.env).cancel(previous.task_id, previous.dispatch_target, previous.retries));
     await queueJobs(this.env, [next]);
   }
 
   private async transition(change: (state: LiveState) => LiveState | undefined): Promise<void> {
     await this.exclusive(async () => {
-      const state = await this.load();
+      const state = await this.store.load();
       if (!state || isFinal(state.status)) return;
       const next = change(state);
-      if (next) await this.save(next);
+      if (next) await this.store.save(next);
     });
   }
 
@@ -301,50 +297,10 @@ export class TaskObject extends DurableObject<Env> {
       started_at: state.started_at,
       finished_at: state.finished_at!,
     });
-    const job = await this.jobSpec(state.task_id);
-    const handover = job ? handoverFor(this.env, endedTaskRow(state, job), false) : undefined;
-    await this.save(state, handover);
+    const job = await this.store.job();
+    const handover = job ? handoverFor(this.env, endedTaskRecord(state, job), false) : undefined;
+    await this.store.save(state, WebhookOutbox.entry(handover));
     await Promise.all([afterTaskEnded(this.env, state), this.outbox.flush(this.env)]);
-  }
-
-  /** The job as submitted; read from D1 only for a task created before the object kept it. */
-  private async jobSpec(taskId: string): Promise<JobSpec | undefined> {
-    const stored = await this.ctx.storage.get<JobSpec>(JOB_KEY);
-    if (stored) return stored;
-    const row = await findTaskById(this.env.DB, taskId);
-    return row ? { command: row.command, with_metadata: row.with_metadata === 1, webhook_url: row.webhook_url } : undefined;
-  }
-
-  private async load(): Promise<LiveState | undefined> {
-    return this.held ?? this.ctx.storage.get<LiveState>(STATE_KEY);
-  }
-
-  private async save(state: LiveState, outbox?: WebhookHandover): Promise<void> {
-    const previous = await this.load();
-    this.held = undefined;
-    await this.ctx.storage.put({ [STATE_KEY]: state, ...WebhookOutbox.entry(outbox) });
-    this.writtenAt = Date.now();
-    await this.schedule(state);
-    this.fanOut.notify(previous, state);
-  }
-
-  /** Nothing due: sets the next alarm, writing a held state on the way. */
-  private checkAgainLater(state: LiveState): Promise<void> {
-    return this.held ? this.save(state) : this.schedule(state);
-  }
-
-  /** Keeps a progress-only change in memory until the next write (see PROGRESS_WRITE_MS). */
-  private hold(previous: LiveState, state: LiveState): void {
-    this.held = state;
-    this.fanOut.notify(previous, state);
-  }
-
-  private async schedule(state: LiveState): Promise<void> {
-    const now = Date.now();
-    const next = this.fanOut.nextAlarm(nextCheck(state, now, this.limits(state)), state, now);
-    const at = next ?? (await this.outbox.retryAt(now));
-    if (at !== undefined) await this.ctx.storage.setAlarm(at);
-    else await this.ctx.storage.deleteAlarm();
   }
 
   /** Runs mutations one at a time: they await D1 and R2, where other calls could interleave. */

@@ -1,9 +1,15 @@
-import type { WebhookHandover } from "../../shared/schemas/webhooks";
+import type { WebhookEventType, WebhookHandover } from "../../shared/schemas/webhooks";
 import { log } from "../lib/log";
-import { listUndeliveredWebhookTasks } from "../tasks/repository";
-import { handoverFor } from "./event";
-import { RETRY_WINDOW_MS } from "./retry";
 import type { WebhookReceiverObject } from "./receiver-object";
+
+/** The storage key of the event waiting to be handed over (tests read it too). */
+export const OUTBOX_KEY = "webhook-outbox";
+const OUTBOX_RETRY_MS = 30_000;
+
+/** The id of a task's event: the same on every attempt, retry and redelivery, so a receiver can drop repeats. */
+export function webhookIdFor(taskId: string, type: WebhookEventType): string {
+  return `msg_${taskId}_${type.slice("task.".length)}`;
+}
 
 /**
  * The object of the receiver at `url`. A receiver is an endpoint URL, not a host: many users'
@@ -19,27 +25,35 @@ export async function handOver(env: Env, handover: WebhookHandover): Promise<voi
   await receiverStub(env, handover.url).accept(handover);
 }
 
-/** Finished this long ago with no attempt recorded means the task's own hand-over never happened. */
-const UNSENT_GRACE_MS = 2 * 60_000;
-const UNSENT_BATCH = 100;
-
 /**
- * The cron's sweep behind each task's outbox: hands over the event of every task that ended
- * with a webhook in the last 24 h and still has no recorded attempt (its Durable Object lost
- * the end between D1 and its own storage). A receiver still holding the event ignores the
- * repeat; should one be sent twice, it carries the same `webhook-id` (at least once, never lost).
+ * A task's end event not yet handed to its receiver's object, kept in the task object's own
+ * storage. It is stored in the same put as the end (`entry`), so an end stored there always
+ * has its event; the task object's alarm tries the hand-over again until it works.
  */
-export async function sweepUndeliveredWebhooks(env: Env, now = new Date()): Promise<number> {
-  const rows = await listUndeliveredWebhookTasks(env.DB, {
-    after: new Date(now.getTime() - RETRY_WINDOW_MS).toISOString(),
-    before: new Date(now.getTime() - UNSENT_GRACE_MS).toISOString(),
-    limit: UNSENT_BATCH,
-  });
-  let handed = 0;
-  for (const row of rows) {
-    const handover = handoverFor(env, row, false, now);
-    if (!handover) continue;
-    await handOver(env, handover).then(() => handed++, (error) => log.error("webhook sweep hand-over failed", { task_id: row.id, error }));
+export class WebhookOutbox {
+  constructor(private readonly storage: DurableObjectStorage) {}
+
+  /** The entry to add to the put that stores the task's end (none without a webhook). */
+  static entry(handover: WebhookHandover | undefined): Record<string, WebhookHandover> {
+    return handover ? { [OUTBOX_KEY]: handover } : {};
   }
-  return handed;
+
+  /** When the alarm should try again, if an event is still waiting. */
+  async retryAt(now: number): Promise<number | undefined> {
+    return (await this.storage.get(OUTBOX_KEY)) === undefined ? undefined : now + OUTBOX_RETRY_MS;
+  }
+
+  /** Hands the waiting event over; on failure keeps it and sets the alarm to try again. */
+  async flush(env: Env): Promise<void> {
+    const handover = await this.storage.get<WebhookHandover>(OUTBOX_KEY);
+    if (!handover) return;
+    try {
+      await handOver(env, handover);
+      await this.storage.delete(OUTBOX_KEY);
+      await this.storage.deleteAlarm();
+    } catch (error) {
+      log.error("webhook hand-over failed; the task's alarm tries again", { task_id: handover.task_id, error });
+      await this.storage.setAlarm(Date.now() + OUTBOX_RETRY_MS);
+    }
+  }
 }

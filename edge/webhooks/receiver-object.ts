@@ -2,8 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import { type WebhookHandover, WebhookHandoverSchema } from "../../shared/schemas/webhooks";
 import { config } from "../lib/config";
 import { log } from "../lib/log";
-import { deliverOnce } from "./deliver";
-import { retryDelaySeconds } from "./retry";
+import { deliverOnce, retryDelaySeconds } from "./delivery";
 
 interface Pending {
   handover: WebhookHandover;
@@ -59,12 +58,6 @@ export class WebhookReceiverObject extends DurableObject<Env> {
 
   /** One attempt at a stored event; it holds the event (a lease) while under way, then records when to retry, if ever. */
   private async attempt(key: string, event: Pending, leased = false): Promise<void> {
-    if (!WebhookHandoverSchema.safeParse(event.handover).success) {
-      // An event stored before hand-overs carried the whole event (it held only a queue message's body).
-      log.error("dropping a stored webhook event without a hand-over", { key });
-      await this.ctx.storage.delete(key);
-      return;
-    }
     const settings = config(this.env);
     if (!leased) await this.ctx.storage.put(key, { ...event, due: this.leaseEnd() } satisfies Pending);
     const attempt = event.attempts + 1;

@@ -1,4 +1,5 @@
 import { Webhook } from "standardwebhooks";
+import { randomHex } from "../../shared/encoding";
 
 export interface SignedHeaders {
   "webhook-id": string;
@@ -18,4 +19,116 @@ export function signedHeaders(secrets: readonly string[], webhookId: string, bod
     "webhook-timestamp": String(Math.floor(at.getTime() / 1000)),
     "webhook-signature": secrets.map((secret) => new Webhook(secret).sign(webhookId, at, body)).join(" "),
   };
+}
+
+const PREFIX = "whsec_";
+/** The Standard Webhooks spec asks for secrets of 24 to 64 random bytes. */
+const SECRET_BYTES = 32;
+/** How long a secret stays valid after a rotation replaced it. */
+export const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
+const ENCRYPTION_INFO = new TextEncoder().encode("ffedge webhook secrets v1");
+
+interface SecretRow {
+  id: string;
+  ciphertext: string;
+  created_at: string;
+  expires_at: string | null;
+}
+
+/**
+ * The secrets that sign a user's deliveries right now, newest first: the current one and any
+ * replaced by a rotation less than 24 h ago. The first delivery creates the current one.
+ */
+export async function signingSecrets(env: Env, userId: string, now = new Date()): Promise<string[]> {
+  let rows = await validRows(env.DB, userId, now);
+  if (!rows.some((row) => row.expires_at === null)) {
+    // The partial unique index keeps one current secret per user if two deliveries race here.
+    await insertFirstSecret(env, userId, now);
+    rows = await validRows(env.DB, userId, now);
+  }
+  return Promise.all(rows.map((row) => decrypt(env, userId, row)));
+}
+
+/**
+ * Replaces the current secret (creating the first one if there is none) and returns the new
+ * one: the only time a secret is ever shown. The replaced one keeps signing for 24 h.
+ */
+export async function rotateSecret(env: Env, userId: string, now = new Date()): Promise<{ secret: string; created_at: string; previous_valid_until: string | null }> {
+  const nowIso = now.toISOString();
+  const retiredUntil = new Date(now.getTime() + ROTATION_OVERLAP_MS).toISOString();
+  const id = `whs_${randomHex(12)}`;
+  const secret = newSecret();
+  const ciphertext = await encrypt(env, userId, id, secret);
+  await env.DB.batch([
+    env.DB.prepare("DELETE FROM webhook_secrets WHERE user_id = ? AND expires_at <= ?").bind(userId, nowIso),
+    env.DB.prepare("UPDATE webhook_secrets SET expires_at = ? WHERE user_id = ? AND expires_at IS NULL").bind(retiredUntil, userId),
+    env.DB.prepare("INSERT INTO webhook_secrets (id, user_id, ciphertext, created_at) VALUES (?, ?, ?, ?)").bind(id, userId, ciphertext, nowIso),
+  ]);
+  const previous = await env.DB.prepare("SELECT MAX(expires_at) AS until FROM webhook_secrets WHERE user_id = ? AND expires_at > ?")
+    .bind(userId, nowIso)
+    .first<{ until: string | null }>();
+  return { secret, created_at: nowIso, previous_valid_until: previous?.until ?? null };
+}
+
+async function validRows(db: D1Database, userId: string, now: Date): Promise<SecretRow[]> {
+  const { results } = await db
+    .prepare("SELECT id, ciphertext, created_at, expires_at FROM webhook_secrets WHERE user_id = ? AND (expires_at IS NULL OR expires_at > ?) ORDER BY expires_at IS NULL DESC, created_at DESC")
+    .bind(userId, now.toISOString())
+    .all<SecretRow>();
+  return results;
+}
+
+async function insertFirstSecret(env: Env, userId: string, now: Date): Promise<void> {
+  const id = `whs_${randomHex(12)}`;
+  const ciphertext = await encrypt(env, userId, id, newSecret());
+  await env.DB.prepare("INSERT OR IGNORE INTO webhook_secrets (id, user_id, ciphertext, created_at) VALUES (?, ?, ?, ?)").bind(id, userId, ciphertext, now.toISOString()).run();
+}
+
+function newSecret(): string {
+  return PREFIX + toBase64(crypto.getRandomValues(new Uint8Array(SECRET_BYTES)));
+}
+
+/**
+ * Secrets are encrypted at rest so that a D1 export or backup does not let anyone forge our
+ * deliveries. The key is derived from SIGNING_SECRET (HKDF with its own label), so rotating
+ * SIGNING_SECRET invalidates stored webhook secrets: users then rotate theirs. The row id and
+ * user id are bound in as associated data, so a ciphertext cannot be moved to another user.
+ */
+async function encryptionKey(env: Env): Promise<CryptoKey> {
+  const material = await crypto.subtle.importKey("raw", new TextEncoder().encode(env.SIGNING_SECRET), "HKDF", false, ["deriveKey"]);
+  return crypto.subtle.deriveKey({ name: "HKDF", hash: "SHA-256", salt: new Uint8Array(0), info: ENCRYPTION_INFO }, material, { name: "AES-GCM", length: 256 }, false, ["encrypt", "decrypt"]);
+}
+
+async function encrypt(env: Env, userId: string, id: string, secret: string): Promise<string> {
+  const iv = crypto.getRandomValues(new Uint8Array(12));
+  const sealed = await crypto.subtle.encrypt({ name: "AES-GCM", iv, additionalData: associatedData(userId, id) }, await encryptionKey(env), new TextEncoder().encode(secret));
+  const out = new Uint8Array(iv.byteLength + sealed.byteLength);
+  out.set(iv, 0);
+  out.set(new Uint8Array(sealed), iv.byteLength);
+  return toBase64(out);
+}
+
+async function decrypt(env: Env, userId: string, row: SecretRow): Promise<string> {
+  const bytes = fromBase64(row.ciphertext);
+  const plain = await crypto.subtle.decrypt({ name: "AES-GCM", iv: bytes.slice(0, 12), additionalData: associatedData(userId, row.id) }, await encryptionKey(env), bytes.slice(12));
+  return new TextDecoder().decode(plain);
+}
+
+function associatedData(userId: string, id: string): Uint8Array {
+  return new TextEncoder().encode(`${userId}\n${id}`);
+}
+
+function toBase64(bytes: Uint8Array): string {
+  let binary = "";
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  return btoa(binary);
+}
+
+function fromBase64(text: string): Uint8Array {
+  return Uint8Array.from(atob(text), (char) => char.charCodeAt(0));
+}
+
+/** Every signing secret of the user (erasing the account); a statement, for batches. */
+export function deleteUserSecretsStatement(db: D1Database, userId: string): D1PreparedStatement {
+  return db.prepare("DELETE FROM webhook_secrets WHERE user_id = ?").bind(userId);
 }

@@ -18,16 +18,13 @@ export const TranscodeJobSchema = z.object({
   /** The user's command line, exactly as submitted: the transcoder re-applies the policy. */
   command: z.string().min(1),
   with_metadata: z.boolean(),
-  /** Base URL of this task's callbacks on the edge, e.g. https://api.example.com/internal/tasks/<id>. */
+  /**
+   * Base URL of this task's callbacks on the edge, e.g. https://api.example.com/internal/tasks/<id>:
+   * reports go to `{callback_url}/events`, and each output is PUT to `{callback_url}/outputs/<filename>`.
+   */
   callback_url: z.url(),
   /** Bearer token for the callbacks; scoped to this task only. */
   callback_token: z.string().min(1),
-  /**
-   * true: PUT each output straight to `{callback_url}/outputs/<filename>` with the callback
-   * token. Otherwise ask `{callback_url}/outputs` for an upload URL per file first (a presigned
-   * R2 URL, so the bytes bypass the Worker).
-   */
-  outputs_direct: z.boolean().optional(),
   timeout_seconds: z.number().int().positive(),
   /**
    * The largest output file the edge will store (its MAX_UPLOAD_BYTES): the transcoder stops
@@ -67,8 +64,9 @@ export const JobEventSchema = z.discriminatedUnion("type", [
       size: z.number().int().nonnegative(),
       metadata: z.record(z.string(), z.unknown()).optional(),
       /**
-       * What the edge answered the output's upload with when it stored the bytes itself: its
-       * signed word that the object is in R2 with this size, so the end needs no R2 `head`.
+       * What the edge answered the output's PUT with: its signed word that the object is in R2
+       * with this size, so the end needs no R2 `head`. Without a valid one the task's object
+       * looks the output up in R2 itself.
        */
       receipt: z.string().optional(),
     })).min(1),
@@ -91,13 +89,9 @@ export const JobEventSchema = z.discriminatedUnion("type", [
 ]);
 export type JobEvent = z.infer<typeof JobEventSchema>;
 
-/** `POST {callback_url}/outputs` → where to PUT one output file. */
-export const OutputUploadRequestSchema = z.object({
-  filename: z.string().min(1).max(255),
-  size: z.number().int().nonnegative(),
-  content_type: z.string().min(1).max(255),
-});
-export const OutputUploadGrantSchema = z.object({ upload_url: z.url(), key: z.string() });
+/** What the edge answers to an output's PUT once the file is in R2. */
+export const StoredOutputSchema = z.object({ key: z.string(), size: z.number().int().nonnegative(), md5: z.string(), receipt: z.string() });
+export type StoredOutput = z.infer<typeof StoredOutputSchema>;
 
 /** What the edge answers to any report: `cancel` tells a running job to stop. */
 export const EventAckSchema = z.object({ ok: z.boolean(), cancel: z.boolean().optional() });

@@ -6,7 +6,7 @@ import { z } from "zod";
  * place in that line (submission order). Everything else the dispatch needs is the object's
  * own state, so a message that is duplicated, late or lost changes nothing (the object's own
  * alarm sends another when one is lost). Delivered at least once; produced only by `queueJobs`
- * (edge/dispatch/jobs-queue.ts).
+ * (edge/dispatch/dispatcher.ts).
  */
 export const JobMessageSchema = z.object({
   task_id: z.string().min(1),

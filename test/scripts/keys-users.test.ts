@@ -70,10 +70,12 @@ describe("keys create --user <address>", () => {
 
   it("drops a pending sign-up's password when it gives that user a key (the owner sets one by reset)", async () => {
     await user("usr_0000000000000d01", "frank@example.com", "frank@example.com");
-    await sql("INSERT INTO mail_tokens (hash, user_id, purpose, password_hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)", "h-frank", "usr_0000000000000d01", "verify", "scrypt$x", new Date().toISOString(), new Date(Date.now() + 86_400_000).toISOString());
+    await sql("UPDATE users SET pending_password_hash = ? WHERE id = ?", "scrypt$x", "usr_0000000000000d01");
+    await sql("INSERT INTO mail_tokens (hash, user_id, purpose, created_at, expires_at) VALUES (?, ?, ?, ?, ?)", "h-frank", "usr_0000000000000d01", "verify", new Date().toISOString(), new Date(Date.now() + 86_400_000).toISOString());
     expect((await keys("create", "--user", "frank@example.com")).code).toBe(0);
     expect(await keysOf("usr_0000000000000d01")).toBe(1);
     expect(await sql("SELECT COUNT(*) AS n FROM mail_tokens WHERE user_id = ?", "usr_0000000000000d01")).toEqual([{ n: 0 }]);
+    expect(await sql("SELECT pending_password_hash FROM users WHERE id = ?", "usr_0000000000000d01")).toEqual([{ pending_password_hash: null }]);
   });
 
   it("refuses an --email that is another user's address", async () => {

@@ -2,17 +2,9 @@ import { createReadStream } from "node:fs";
 import http from "node:http";
 import https from "node:https";
 import type { z } from "zod";
-import {
-  EventAckSchema,
-  OutputUploadGrantSchema,
-  type JobEvent,
-  type OutputUploadRequestSchema,
-  type TranscodeJob,
-} from "../../shared/schemas/jobs";
+import { EventAckSchema, StoredOutputSchema, type JobEvent, type TranscodeJob } from "../../shared/schemas/jobs";
 
 export type EventAck = z.infer<typeof EventAckSchema>;
-export type OutputUploadGrant = z.infer<typeof OutputUploadGrantSchema>;
-export type OutputUploadRequest = z.infer<typeof OutputUploadRequestSchema>;
 
 /** A callback that did not succeed. `retryable` is false when the edge refused it for good. */
 export class CallbackError extends Error {
@@ -27,8 +19,8 @@ export class CallbackError extends Error {
 }
 
 /**
- * The job's calls back to the edge: reports (the terminal one carries ffmpeg's log), upload
- * grants and the uploads themselves. The URLs come from the edge (authenticated by
+ * The job's calls back to the edge: reports (the terminal one carries ffmpeg's log) and its
+ * outputs' uploads. The URLs come from the edge (authenticated by
  * TRANSCODER_SECRET), not from the user, so they are not put through the input fetcher's policy.
  */
 export class EdgeClient {
@@ -47,28 +39,18 @@ export class EdgeClient {
     return EventAckSchema.parse(await this.postJson("events", event));
   }
 
-  async requestUpload(request: OutputUploadRequest, signal?: AbortSignal): Promise<OutputUploadGrant> {
-    const grant = OutputUploadGrantSchema.safeParse(await this.postJson("outputs", request, signal));
-    if (!grant.success) throw new CallbackError("The edge answered the upload request with something that is not a grant.", false);
-    return grant.data;
-  }
-
-  /** PUTs one output straight to the edge (`outputs_direct` jobs): no grant request first. */
-  putOutput(filename: string, file: string, size: number, contentType: string, signal?: AbortSignal): Promise<StoredReceipt> {
-    return this.putFile(`${this.base}/outputs/${encodeURIComponent(filename)}`, file, size, contentType, signal, { authorization: `Bearer ${this.token}` });
-  }
-
   /**
-   * PUTs a file streamed from disk with an exact Content-Length (presigned object-store URLs
-   * refuse chunked bodies). Resolves with the edge's receipt when the edge stored it itself.
+   * PUTs one output to `{callback_url}/outputs/<filename>`, streamed from disk with an exact
+   * Content-Length (the edge stores it in R2 as it arrives). Resolves with the edge's receipt.
    */
-  putFile(uploadUrl: string, file: string, size: number, contentType: string, signal?: AbortSignal, extraHeaders: Record<string, string> = {}): Promise<StoredReceipt> {
-    const url = new URL(uploadUrl);
+  putOutput(filename: string, file: string, size: number, contentType: string, signal?: AbortSignal): Promise<StoredReceipt> {
+    const url = new URL(`${this.base}/outputs/${encodeURIComponent(filename)}`);
     const client = url.protocol === "https:" ? https : http;
     const timeout = AbortSignal.timeout(Math.ceil(Math.max(this.timeoutMs, 60_000 + size / 1024)));
     const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
+    const headers = { authorization: `Bearer ${this.token}`, "content-type": contentType, "content-length": String(size) };
     return new Promise((resolve, reject) => {
-      const request = client.request(url, { method: "PUT", signal: combined, headers: { ...extraHeaders, "content-type": contentType, "content-length": String(size) } }, (response) => {
+      const request = client.request(url, { method: "PUT", signal: combined, headers }, (response) => {
         const status = response.statusCode ?? 0;
         const chunks: Buffer[] = [];
         let length = 0;
@@ -90,7 +72,7 @@ export class EdgeClient {
     });
   }
 
-  private async postJson(path: string, body: unknown, signal?: AbortSignal): Promise<unknown> {
+  private async postJson(path: string, body: unknown): Promise<unknown> {
     const timeout = AbortSignal.timeout(this.timeoutMs);
     let response: Response;
     try {
@@ -98,7 +80,7 @@ export class EdgeClient {
         method: "POST",
         headers: { authorization: `Bearer ${this.token}`, "content-type": "application/json" },
         body: JSON.stringify(body),
-        signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+        signal: timeout,
         redirect: "error",
       });
     } catch (error) {
@@ -115,16 +97,15 @@ export class EdgeClient {
   }
 }
 
-/** The edge's signed word that it stored an output (absent for a presigned object-store PUT). */
+/** The edge's signed word that it stored an output (absent from an answer that is not the edge's; the edge then looks the output up itself). */
 export type StoredReceipt = string | undefined;
 const MAX_ANSWER_BYTES = 16 * 1024;
 
 function receiptIn(answer: string): StoredReceipt {
   try {
-    const receipt = (JSON.parse(answer) as { receipt?: unknown }).receipt;
-    return typeof receipt === "string" ? receipt : undefined;
+    return StoredOutputSchema.safeParse(JSON.parse(answer)).data?.receipt;
   } catch {
-    return undefined;
+    return undefined; // not JSON: no receipt, and the edge checks the output in R2 instead
   }
 }
 

@@ -1,3 +1,9 @@
+import type { ParsedCommand } from "../../shared/ffmpeg/index";
+import type { FileFacts } from "../ffmpeg/stream-info";
+import { describe } from "../lib/guarded-fetch";
+import type { RunResult } from "../sandbox/process";
+import { JobFailure } from "./failure";
+
 /** The most a task's `error` says; the whole stderr is in GET /v1/tasks/{id}/logs. */
 export const MAX_CAUSE_LENGTH = 300;
 
@@ -132,4 +138,20 @@ function sentences(lines: readonly Line[]): string {
     out = next;
   }
   return out;
+}
+
+/**
+ * ffmpeg could not open an input (it prints "<path>: <reason>" and no description of it): its
+ * bytes are not in an accepted format. Undefined when the failure was something else.
+ */
+export function unreadableInput(result: RunResult, described: readonly (FileFacts | undefined)[], parsed: ParsedCommand, inputPaths: readonly string[]): JobFailure | undefined {
+  const index = inputPaths.findIndex((file, position) => described[position] === undefined && result.stderr.split("\n").some((line) => line.startsWith(`${file}: `)));
+  if (index < 0) return undefined;
+  const label = `Input ${index + 1} (${describe(parsed.inputs[index]!.url)})`;
+  return new JobFailure(
+    "INPUT_FORMAT_NOT_ALLOWED",
+    /not on whitelist/i.test(result.stderr)
+      ? `${label} is not in a format the service accepts (playlists, concat scripts, devices and generators are refused).`
+      : `${label} could not be read as audio, video, an image or subtitles.`,
+  );
 }

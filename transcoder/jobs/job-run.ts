@@ -4,21 +4,20 @@ import { DEFAULT_LIMITS, buildArgv, checkCommand, type ParsedCommand } from "../
 import { JOB_LOG_MAX_BYTES, type TranscodeJob } from "../../shared/schemas/jobs";
 import type { TranscoderConfig } from "../config";
 import { FORMAT_WHITELIST } from "../ffmpeg/probe";
-import { describe } from "../lib/guarded-fetch";
 import { type InputTiming, type ProgressPlan, ProgressParser, percentDone, planProgress } from "../ffmpeg/progress";
 import type { FfmpegService } from "../ffmpeg/service";
 import { type FileFacts, StreamInfoParser } from "../ffmpeg/stream-info";
 import type { Semaphore } from "../lib/semaphore";
-import { backoff, retry } from "../lib/retry";
 import type { JobContext, User } from "../sandbox/isolation";
 import type { RunResult } from "../sandbox/process";
-import { CallbackError, EdgeClient } from "./edge-client";
+import { EdgeClient } from "./edge-client";
 import { JobFailure, ranOutOfSpace, workspaceFull } from "./failure";
-import { ffmpegFailure } from "./ffmpeg-failure";
+import { ffmpegFailure, unreadableInput } from "./ffmpeg-failure";
 import { RuntimeGuard } from "./guard";
 import { downloadInputs, inputsToScreen, screenInputs } from "./inputs";
-import { type OutputFile, type OutputLimits, checkExpected, collectOutputs, contentTypeOf, declaredOutputs, inCommandOrder, onlyDeclared, watchOutputs } from "./outputs";
-import { EventReporter, OUTAGE_RETRY_MAX_DELAY_MS, type TerminalReport } from "./reporter";
+import { type OutputFile, type OutputLimits, checkExpected, collectOutputs, declaredOutputs, inCommandOrder, onlyDeclared, watchOutputs } from "./outputs";
+import { EventReporter, type TerminalReport } from "./reporter";
+import { uploadOutputs } from "./upload";
 import { type Workspace, createWorkspace, removeWorkspace } from "./workspace";
 
 /** A job's folder on this host and as ffmpeg sees it, with the inputs' paths as ffmpeg sees them. */
@@ -163,7 +162,7 @@ export class JobRun {
       const declared = declaredOutputs(parsed);
       const outputFiles = inCommandOrder(declared.names, onlyDeclared(declared, await collectOutputs(workspace.outDir, this.outputLimits)));
       checkExpected(declared.names, outputFiles);
-      const receipts = await this.timed("upload", () => this.upload(outputFiles));
+      const receipts = await this.timed("upload", () => uploadOutputs(this.client, outputFiles, config.timings, this.signal));
       const outputs = [];
       for (const file of outputFiles) {
         const metadata = this.job.with_metadata ? await this.timed("metadata", () => this.metadataOf(file, files)) : undefined;
@@ -264,37 +263,6 @@ export class JobRun {
     if (result.code !== 0) throw unreadableInput(result, streams.inputs, parsed, files.inputs) ?? new JobFailure("FFMPEG_FAILED", ffmpegFailure(withoutLocalPaths(result.stderr, files), result));
   }
 
-  /** Uploads every output; the edge's receipts by file name (the terminal report passes them on). */
-  private async upload(files: readonly OutputFile[]): Promise<Map<string, string>> {
-    const { retryBaseMs, retryMaxDelayMs, terminalGiveUpMs } = this.deps.config.timings;
-    const receipts = new Map<string, string>();
-    // Finished work outlasts an edge outage: each output is retried for as long as the terminal report would be.
-    const giveUpAt = Date.now() + terminalGiveUpMs;
-    for (const file of files) {
-      const request = { filename: file.filename, size: file.size, content_type: contentTypeOf(file.filename) };
-      try {
-        const receipt = await retry(
-          async () => {
-            if (this.job.outputs_direct) return this.client.putOutput(file.filename, file.path, file.size, request.content_type, this.signal);
-            const grant = await this.client.requestUpload(request, this.signal);
-            return this.client.putFile(grant.upload_url, file.path, file.size, request.content_type, this.signal);
-          },
-          {
-            retryable: (error) => !this.signal.aborted && error instanceof CallbackError && error.retryable,
-            delayMs: (attempt) => Math.min(backoff(attempt, retryBaseMs, Math.min(retryMaxDelayMs, OUTAGE_RETRY_MAX_DELAY_MS), false), giveUpAt - Date.now()),
-            wake: this.signal,
-          },
-        );
-        if (receipt) receipts.set(file.filename, receipt);
-      } catch (error) {
-        this.signal.throwIfAborted();
-        const detail = error instanceof Error ? error.message : String(error);
-        throw new JobFailure("OUTPUT_UPLOAD_FAILED", `Output '${file.filename}' could not be stored: ${detail}`);
-      }
-    }
-    return receipts;
-  }
-
   /** ffprobe's description of one output, with our local path replaced by the output's name. */
   private async metadataOf(file: OutputFile, files: JobFiles): Promise<Record<string, unknown> | undefined> {
     const seenPath = this.deps.ffmpeg.sandbox.seenPath(files.context, file.path);
@@ -342,22 +310,6 @@ function timingOf(facts: FileFacts): InputTiming {
   const rate = facts.streams.find((stream) => stream.kind === "video" && stream.frameRate !== undefined)?.frameRate;
   if (rate !== undefined) timing.frameRate = rate;
   return timing;
-}
-
-/**
- * ffmpeg could not open an input (it prints "<path>: <reason>" and no description of it): its
- * bytes are not in an accepted format. Undefined when the failure was something else.
- */
-function unreadableInput(result: RunResult, described: readonly (FileFacts | undefined)[], parsed: ParsedCommand, inputPaths: readonly string[]): JobFailure | undefined {
-  const index = inputPaths.findIndex((file, position) => described[position] === undefined && result.stderr.split("\n").some((line) => line.startsWith(`${file}: `)));
-  if (index < 0) return undefined;
-  const label = `Input ${index + 1} (${describe(parsed.inputs[index]!.url)})`;
-  return new JobFailure(
-    "INPUT_FORMAT_NOT_ALLOWED",
-    /not on whitelist/i.test(result.stderr)
-      ? `${label} is not in a format the service accepts (playlists, concat scripts, devices and generators are refused).`
-      : `${label} could not be read as audio, video, an image or subtitles.`,
-  );
 }
 
 /** ffmpeg's words with our local paths replaced: inputs by "input N", outputs by their own names. */

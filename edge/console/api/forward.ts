@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import { AppError } from "../../../shared/errors";
-import { actAsSessionUser } from "../../lib/auth";
+import { actAsSessionUser } from "../../accounts/credentials";
 import { requireSession } from "./guards";
 import { type AppEnv, createApp } from "../../lib/openapi";
 

@@ -1,8 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { generateApiKey } from "../../../shared/api-keys";
-import { hashToken } from "../../../shared/token-hash";
 import { AppError } from "../../../shared/errors";
 import { ApiKeyListSchema, CreateApiKeySchema, CreatedApiKeySchema } from "../../../shared/schemas/accounts";
+import { createApiKey, listApiKeys, revokeApiKey } from "../../accounts/api-keys";
 import { requireSession } from "./guards";
 import { createApp } from "../../lib/openapi";
 import { json, problems } from "./routes";
@@ -14,25 +13,14 @@ keys.use("/console/api/keys/*", requireSession);
 
 keys.openapi(
   createRoute({ method: "get", path: "/console/api/keys", hide: true, responses: { 200: { description: "Keys, newest first", content: { "application/json": { schema: ApiKeyListSchema } } }, ...problems } }),
-  async (c) => {
-    const { results } = await c.env.DB.prepare(
-      "SELECT prefix AS id, name, prefix, created_at, last_used_at, revoked_at FROM api_keys WHERE user_id = ? ORDER BY created_at DESC, prefix",
-    )
-      .bind(c.get("userId"))
-      .all<z.infer<typeof ApiKeyListSchema>["keys"][number]>();
-    return c.json({ keys: results }, 200);
-  },
+  async (c) => c.json({ keys: await listApiKeys(c.env.DB, c.get("userId")) }, 200),
 );
 
 keys.openapi(
   createRoute({ method: "post", path: "/console/api/keys", hide: true, request: json(CreateApiKeySchema), responses: { 201: { description: "The new key, shown only here", content: { "application/json": { schema: CreatedApiKeySchema } } }, ...problems } }),
   async (c) => {
     const { name } = c.req.valid("json");
-    const { key, prefix } = generateApiKey();
-    const createdAt = new Date().toISOString();
-    await c.env.DB.prepare("INSERT INTO api_keys (hash, prefix, user_id, created_at, name) VALUES (?, ?, ?, ?, ?)")
-      .bind(await hashToken(key), prefix, c.get("userId"), createdAt, name)
-      .run();
+    const { key, prefix, createdAt } = await createApiKey(c.env.DB, c.get("userId"), name);
     c.header("cache-control", "no-store");
     return c.json({ id: prefix, name, prefix, created_at: createdAt, key }, 201);
   },
@@ -46,10 +34,7 @@ keys.openapi(
   }),
   async (c) => {
     const { id } = c.req.valid("param");
-    const userId = c.get("userId");
-    const row = await c.env.DB.prepare("SELECT revoked_at FROM api_keys WHERE prefix = ? AND user_id = ?").bind(id, userId).first<{ revoked_at: string | null }>();
-    if (!row) throw new AppError("NOT_FOUND", `You have no key '${id}'.`);
-    await c.env.DB.prepare("UPDATE api_keys SET revoked_at = ? WHERE prefix = ? AND user_id = ? AND revoked_at IS NULL").bind(new Date().toISOString(), id, userId).run();
+    if (!(await revokeApiKey(c.env.DB, c.get("userId"), id))) throw new AppError("NOT_FOUND", `You have no key '${id}'.`);
     return c.body(null, 204);
   },
 );

@@ -1,10 +1,12 @@
 import { createRoute } from "@hono/zod-openapi";
 import { DailyUsageSchema, UsageQuerySchema } from "../../../shared/schemas/accounts";
-import { dailyQuota, dailyUsage } from "../../accounts/usage";
+import { dailyQuota, dailyUsage, startOfUtcDay, usageWindowStart } from "../../accounts/usage";
+import { storedBytes } from "../../files/records";
 import { requireSession } from "./guards";
 import { config } from "../../lib/config";
 import { createApp } from "../../lib/openapi";
 import { dispatchLineStub } from "../../lib/stubs";
+import { dailyTaskTotals, quotaSeconds } from "../../tasks/repository";
 import { problems } from "./routes";
 
 /** Tasks and processing seconds per day, storage in use, and the limits they count against. */
@@ -16,21 +18,23 @@ usage.openapi(
   async (c) => {
     const userId = c.get("userId");
     const settings = config(c.env);
-    const [days, quota, stored, slots] = await Promise.all([
-      dailyUsage(c.env.DB, userId, c.req.valid("query").days),
-      dailyQuota(c.env.DB, userId, settings),
-      c.env.DB.prepare("SELECT COALESCE(SUM(size), 0) AS value FROM files WHERE user_id = ? AND expires_at > ?").bind(userId, new Date().toISOString()).first<{ value: number }>(),
+    const { days } = c.req.valid("query");
+    const now = new Date();
+    const [totals, used, stored, slots] = await Promise.all([
+      dailyTaskTotals(c.env.DB, userId, usageWindowStart(days, now)),
+      quotaSeconds(c.env.DB, userId, startOfUtcDay(now), settings.taskTimeoutSeconds),
+      storedBytes(c.env.DB, userId, now),
       dispatchLineStub(c.env, userId).usage(),
     ]);
     return c.json({
-      days,
-      storage_bytes: Number(stored?.value ?? 0),
+      days: dailyUsage(totals, days, now),
+      storage_bytes: stored,
       running_tasks: slots.running,
       waiting_tasks: slots.waiting,
-      daily_quota: quota,
+      daily_quota: dailyQuota(used, settings.dailyTaskSeconds, now),
       limits: {
         max_running_tasks: slots.cap,
-        rate_limit: { requests: Number(c.env.RATE_LIMIT_REQUESTS) || 1200, period_seconds: Number(c.env.RATE_LIMIT_PERIOD_SECONDS) || 60 },
+        rate_limit: { requests: settings.rateLimit.requests, period_seconds: settings.rateLimit.periodSeconds },
         max_upload_bytes: settings.maxUploadBytes,
         task_timeout_seconds: settings.taskTimeoutSeconds,
         file_ttl_seconds: settings.fileTtlSeconds,

@@ -2,7 +2,7 @@ import { AppError } from "../../../shared/errors";
 import type { UploadRecord } from "../../../shared/schemas/files";
 import { SNIFF_BYTES } from "../content-type";
 import { type ClassifiedFile, classifyFile, storedHttpMetadata } from "../ingest";
-import { type FileRow, insertFileStatement, toUploadRecord } from "../records";
+import { type FileRow, deleteFileRow, insertFileStatement, toUploadRecord } from "../records";
 import { storeCall } from "../stream-store";
 import { ResumableMd5 } from "./md5";
 import { discardStoredBytes, readTail, tailKey, writeTail } from "./objects";
@@ -166,7 +166,7 @@ class Appender {
       if (completed?.meta.changes !== 1) throw new LockLost();
     } catch (error) {
       // Only a lost lock leaves the row (a failed batch rolls back whole); if D1 fails here too, the expiry sweep removes it.
-      await this.env.DB.prepare("DELETE FROM files WHERE key = ?").bind(file.key).run().catch(() => {});
+      await deleteFileRow(this.env.DB, file.key).catch(() => {});
       await this.env.FILES.delete(file.key);
       throw error;
     }

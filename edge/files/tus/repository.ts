@@ -130,3 +130,13 @@ export async function deleteUploads(db: D1Database, ids: string[]): Promise<void
   if (ids.length === 0) return;
   await db.prepare(`DELETE FROM tus_uploads WHERE id IN (${ids.map(() => "?").join(",")})`).bind(...ids).run();
 }
+
+/** What each of the user's uploads may hold in R2, for erasing the account. */
+export async function listUserUploads(db: D1Database, userId: string): Promise<Pick<TusUploadRow, "id" | "file_key" | "multipart_id">[]> {
+  const { results } = await db.prepare("SELECT id, file_key, multipart_id FROM tus_uploads WHERE user_id = ?").bind(userId).all<Pick<TusUploadRow, "id" | "file_key" | "multipart_id">>();
+  return results;
+}
+
+export function deleteUserUploadsStatement(db: D1Database, userId: string): D1PreparedStatement {
+  return db.prepare("DELETE FROM tus_uploads WHERE user_id = ?").bind(userId);
+}

@@ -1,9 +1,15 @@
 import { randomBytes } from "node:crypto";
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
-import { signedHeaders } from "../../../edge/webhooks/signing";
+import { Webhook } from "standardwebhooks";
 import { FFedge, FFedgeError, verifyWebhook } from "../../../clients/sdk/src/index";
 import { retryAfterMs } from "../../../clients/sdk/src/http";
+
+/** Headers as any Standard Webhooks sender signs them: one `v1,` signature per secret, space-separated. */
+function signedHeaders(secrets: string[], id: string, body: string, at: Date): Record<string, string> {
+  const signature = secrets.map((secret) => new Webhook(secret).sign(id, at, body)).join(" ");
+  return { "webhook-id": id, "webhook-timestamp": String(Math.floor(at.getTime() / 1000)), "webhook-signature": signature };
+}
 
 /** A tiny HTTP server that answers each request with the next scripted reply and notes when each arrived. */
 async function scripted(replies: ((req: IncomingMessage, res: ServerResponse) => void)[]): Promise<{ url: string; arrivals: { method: string; at: number; key?: string; auth?: string; url?: string }[] }> {

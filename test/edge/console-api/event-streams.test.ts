@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { KEY_RECHECK_MS } from "../../../edge/lib/auth";
+import { KEY_RECHECK_MS } from "../../../edge/accounts/credentials";
 import { api, createUser, postJson } from "../helpers";
 import { type ConsoleClient, signedInUser } from "./client";
 

@@ -1,6 +1,6 @@
-import { env, runInDurableObject } from "cloudflare:test";
+import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { dispatchLineStub } from "../../../edge/lib/stubs";
+import { dispatchLineStub, taskStub } from "../../../edge/lib/stubs";
 
 const at = (second: number) => new Date(Date.UTC(2026, 10, 21, 10, 0, second)).toISOString();
 
@@ -52,5 +52,19 @@ describe("the dispatch line", () => {
     const soon = await runInDurableObject(account, (_instance, state) => state.storage.getAlarm());
     expect(slow! - Date.now()).toBeGreaterThan(30_000);
     expect(soon! - Date.now()).toBeLessThanOrEqual(5_000);
+  });
+
+  it("drops, at its next check, the slots of tasks that ended (or that no task object holds) without releasing them", async () => {
+    const { account, job } = newAccount();
+    const running = { ...job(0), task_id: `tsk_${crypto.randomUUID().replaceAll("-", "").slice(0, 24)}` };
+    await taskStub(env, running.task_id).init(running);
+    expect(await account.acquire([running, job(1), job(2)])).toHaveLength(3);
+    await runInDurableObject(account, async (_instance, state) => {
+      const line = await state.storage.get<{ recheck_at: number }>("line");
+      await state.storage.put("line", { ...line, recheck_at: 0 });
+    });
+    expect(await runDurableObjectAlarm(account)).toBe(true);
+    expect(await account.usage()).toMatchObject({ running: 1, waiting: 0 });
+    expect(await account.acquire([running])).toEqual([running.task_id]);
   });
 });

@@ -1,6 +1,5 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { containerInputs } from "../../../edge/dispatch/container";
 import { answerEdgeCall, fetchInput, serveEdgeCalls, TranscoderContainer } from "../../../edge/dispatch/transcoder-container";
 import { cdn } from "../../../edge/routes/cdn";
 import { internal } from "../../../edge/routes/internal";
@@ -22,7 +21,7 @@ async function newTask() {
   const response = await postJson("/v1/tasks", key, { command: "ffmpeg -i https://example.com/in.mp4 -t 2 out.mp4" });
   expect(response.status).toBe(201);
   const { task_id: taskId } = await response.json<{ task_id: string }>();
-  return { taskId, key, userId, token: await signToken(env.SIGNING_SECRET, "callback", { t: taskId }, 3600), containerId: env.TRANSCODER.idFromName(taskId).toString() };
+  return { taskId, key, userId, token: await signToken(env.SIGNING_SECRET, "callback", { t: taskId, u: userId }, 3600), containerId: env.TRANSCODER.idFromName(taskId).toString() };
 }
 
 function fromContainer(containerId: string, path: string, token: string | undefined, init: RequestInit = {}): Promise<Response> {
@@ -68,6 +67,7 @@ describe("answerEdgeCall (the container's calls to the edge)", () => {
     const task = await newTask();
     await expectProblem(await fromContainer(task.containerId, "/v1/me", task.token), 401, "UNAUTHORIZED");
     await expectProblem(await fromContainer(task.containerId, `/internal/tasks/${task.taskId}/../../v1/me`, task.token), 401, "UNAUTHORIZED");
+    await expectProblem(await fromContainer(task.containerId, "/internal/objects/anything", task.token, { method: "PUT", body: "x" }), 401, "UNAUTHORIZED");
   });
 
   it("serves the service's own files to a container from R2, without a token, for reads only", async () => {
@@ -85,36 +85,18 @@ describe("answerEdgeCall (the container's calls to the edge)", () => {
     await expectProblem(await fromContainer(task.containerId, path, undefined, { method: "PUT", body: "x" }), 401, "UNAUTHORIZED");
   });
 
-  it("points a command's own files (uploads, outputs) at the virtual host and leaves other URLs alone", () => {
-    const base = env.PUBLIC_URL.replace(/\/+$/, "");
-    const command = `ffmpeg -i ${base}/uploads/u1/a.mp4 -i ${base}/outputs/t1/b.mp4 -i https://example.com/uploads/c.mp4 -i ${base}/console/x out.mp4`;
-    expect(containerInputs(env, command)).toBe(`ffmpeg -i https://${CONTAINER_EDGE_HOST}/uploads/u1/a.mp4 -i https://${CONTAINER_EDGE_HOST}/outputs/t1/b.mp4 -i https://example.com/uploads/c.mp4 -i ${base}/console/x out.mp4`);
-  });
-
-  it("grants output uploads on the virtual host, never a presigned URL, even with R2 S3 credentials configured", async () => {
-    const task = await newTask();
-    const withCredentials: Env = { ...env, R2_ACCOUNT_ID: "0123456789abcdef0123456789abcdef", R2_ACCESS_KEY_ID: "key", R2_SECRET_ACCESS_KEY: "secret" };
-    const request = new Request(`${EDGE}/internal/tasks/${task.taskId}/outputs`, { ...json({ filename: "out.mp4", size: 10, content_type: "video/mp4" }), headers: { "content-type": "application/json", authorization: `Bearer ${task.token}` } });
-    const response = await answerEdgeCall(request, withCredentials, task.containerId);
-    expect(response.status).toBe(200);
-    const grant = await response.json<{ upload_url: string; key: string }>();
-    expect(grant.upload_url.startsWith(`${EDGE}/internal/objects/`)).toBe(true);
-  });
-
   it("streams an output larger than a Worker request body may be (110 MB) into R2", async () => {
     const task = await newTask();
     const size = 110 * MB;
-    const grantResponse = await fromContainer(task.containerId, `/internal/tasks/${task.taskId}/outputs`, task.token, json({ filename: "big.mp4", size, content_type: "video/mp4" }));
-    const grant = await grantResponse.json<{ upload_url: string; key: string }>();
     const file = streamedFile(size);
-    const put = await answerEdgeCall(new Request(grant.upload_url, { method: "PUT", headers: { "content-length": String(size), "content-type": "video/mp4" }, body: file.body }), env, task.containerId);
+    const put = await fromContainer(task.containerId, `/internal/tasks/${task.taskId}/outputs/big.mp4`, task.token, { method: "PUT", headers: { "content-length": String(size), "content-type": "video/mp4" }, body: file.body });
     expect(put.status).toBe(201);
-    const stored = await env.FILES.head(grant.key);
-    expect(stored?.size).toBe(size);
-    expect(await put.json()).toMatchObject({ key: grant.key, size, md5: await file.md5 });
+    const key = `outputs/${task.userId}/${task.taskId}/big.mp4`;
+    expect((await env.FILES.head(key))?.size).toBe(size);
+    expect(await put.json()).toMatchObject({ key, size, md5: await file.md5 });
   });
 
-  it("streams a direct output PUT (outputs_direct) into R2 for the container's own task, and refuses it from another task's container", async () => {
+  it("streams an output PUT into R2 for the container's own task, and refuses it from another task's container", async () => {
     const mine = await newTask();
     const theirs = await newTask();
     const size = 3 * MB;
@@ -130,13 +112,6 @@ describe("answerEdgeCall (the container's calls to the edge)", () => {
     expect((await env.FILES.head(key))?.size).toBe(size);
   });
 
-  it("refuses an output upload granted to another task's container", async () => {
-    const mine = await newTask();
-    const theirs = await newTask();
-    const grant = await (await fromContainer(theirs.containerId, `/internal/tasks/${theirs.taskId}/outputs`, theirs.token, json({ filename: "out.mp4", size: 3, content_type: "video/mp4" }))).json<{ upload_url: string; key: string }>();
-    await expectProblem(await answerEdgeCall(new Request(grant.upload_url, { method: "PUT", headers: { "content-length": "3" }, body: "abc" }), env, mine.containerId), 401, "UNAUTHORIZED");
-    expect(await env.FILES.head(grant.key)).toBeNull();
-  });
 });
 
 describe("fetchInput (every other request from the container)", () => {

@@ -3,7 +3,7 @@ import { describe, expect, inject, it } from "vitest";
 import worker from "../../../edge/index";
 import { fetchInput } from "../../../edge/dispatch/transcoder-container";
 import { guardedFetch } from "../../../edge/lib/guarded-fetch";
-import { sendEvent } from "../../../edge/webhooks/send";
+import { sendEvent } from "../../../edge/webhooks/delivery";
 import { EGRESS_REFUSED_HEADER } from "../../../shared/egress";
 import { AppError } from "../../../shared/errors";
 import { createUser } from "../helpers";

@@ -1,6 +1,7 @@
 import { SELF, env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { eraseAccount } from "../../../edge/accounts/erase";
+import { tasksOfUser } from "../../../edge/tasks/erasable";
 import { sweepExpiredFiles } from "../../../edge/files/sweep";
 import { taskStub } from "../../../edge/lib/stubs";
 import { api, createUser, fakeMp4, postJson, uploadFile } from "../helpers";
@@ -88,7 +89,7 @@ describe("CDN purges reach every spelling of a removed file's URL", () => {
       await seedFile(userId, { expiresAt: new Date(Date.now() + HOUR), body: "second" }),
     ];
     for (const key of keys) await cacheEverySpelling(key);
-    await eraseAccount(env, userId, null);
+    await eraseAccount(env, { id: userId, email: null }, tasksOfUser(env, userId));
     for (const key of keys) await expectGoneEverywhere(key);
   });
 

@@ -19,7 +19,7 @@ function report(taskId: string, token: string, event: Record<string, unknown>): 
   return postJson(`/internal/tasks/${taskId}/events`, token, event);
 }
 
-/** An output stored as the transcoder stores it near the end of its work (outputs_direct). */
+/** An output stored as the transcoder stores it near the end of its work. */
 async function storeOutput(taskId: string, token: string, filename = "out.mp4"): Promise<Response> {
   const body = fakeMp4(2048);
   return api(`/internal/tasks/${taskId}/outputs/${filename}`, token, { method: "PUT", headers: { "content-type": "video/mp4", "content-length": String(body.byteLength) }, body });
@@ -87,8 +87,9 @@ describe("the late final report of a canceled, then deleted task", () => {
   });
 });
 
-describe("an output that reaches R2 through its presigned URL after the task ended", () => {
-  // A presigned PUT goes straight to R2, past the Worker: nothing can refuse it once granted.
+describe("an output object left in R2 after the task ended", () => {
+  // An output PUT whose row is refused deletes its object, but a Worker that stops between the
+  // R2 put and that delete leaves the object behind, with no row.
   const landsInR2 = (task: { taskId: string; userId: string }) => env.FILES.put(`outputs/${task.userId}/${task.taskId}/out.mp4`, fakeMp4(2048));
 
   it("is deleted when the run's last report comes, the task having been canceled", async () => {

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
-import { signingSecrets } from "../../../edge/webhooks/secrets";
+import { signingSecrets } from "../../../edge/webhooks/signing";
 import { api, createUser, postJson } from "../helpers";
 import { deliver, endedTask, handover, hookUrl, received, receiverName, waitForDeliveries } from "../webhooks/fixtures";
 

@@ -1,7 +1,7 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { hashToken } from "../../../shared/token-hash";
-import { KEY_RECHECK_MS } from "../../../edge/lib/auth";
+import { KEY_RECHECK_MS } from "../../../edge/accounts/credentials";
 import { taskStub } from "../../../edge/lib/stubs";
 import { api, createUser, postJson } from "../helpers";
 

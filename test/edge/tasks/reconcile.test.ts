@@ -22,6 +22,10 @@ describe("cron reconciler", () => {
     await runInDurableObject(taskStub(env, unarmed.taskId), (_instance, state) => state.storage.deleteAlarm());
     expect(await reconcileUnfinishedTasks(env)).toBeGreaterThanOrEqual(2);
     expect(await liveState(env, orphan.taskId)).toMatchObject({ status: "pending", dispatch: "queued", user_id: orphan.userId });
+    // The job comes back from the D1 record too, so the fresh start can be dispatched.
+    await runInDurableObject(taskStub(env, orphan.taskId), async (_instance, state) => {
+      expect(await state.storage.get("job")).toEqual({ command: "-i https://example.com/a.mp4 out.mp4", with_metadata: false, webhook_url: null });
+    });
     await runInDurableObject(taskStub(env, unarmed.taskId), async (_instance, state) => {
       expect(await state.storage.getAlarm()).not.toBeNull();
     });

@@ -3,6 +3,8 @@ import { describe, expect, it } from "vitest";
 import { findTaskById } from "../../../edge/tasks/repository";
 import { liveState } from "../../../edge/tasks/live-state";
 import { type LiveState, MAX_RETRIES } from "../../../edge/tasks/state";
+import { originUrl } from "../files/fixtures";
+import { originPaths } from "../files/origin";
 import { newTaskObject } from "../helpers";
 
 describe("TaskObject", () => {
@@ -48,6 +50,25 @@ describe("TaskObject", () => {
     const row = await findTaskById(env.DB, taskId);
     expect(row).toMatchObject({ status: "completed", progress: 100 });
     expect(JSON.parse(row!.outputs!)).toEqual([{ filename: "out.mp4", size: 10 }]);
+  });
+
+  it("cancels a running task itself: ends it CANCELED, leaves a note as its log and tells its transcoder to stop", async () => {
+    const { stub, taskId, userId } = await newTaskObject();
+    const transcoder = `transcoder-${crypto.randomUUID()}`;
+    await stub.claimDispatch();
+    // A transcoder stand-in that records the requests it gets.
+    await stub.markDispatched(originUrl(`/hook/${transcoder}`), 0);
+    await stub.report({ type: "started", seq: 0 });
+    const result = await stub.cancel();
+    expect(result).toEqual({ canceled: true, state: expect.objectContaining({ status: "failed", error_code: "CANCELED" }) });
+    expect(await (await env.FILES.get(`logs/${userId}/${taskId}.log`))!.text()).toContain("canceled at the user's request");
+    let stops: { method?: string }[] = [];
+    for (let attempt = 0; attempt < 50 && stops.length === 0; attempt++) {
+      stops = await (await fetch(originUrl(originPaths.hookLog(transcoder)))).json();
+      if (stops.length === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(stops).toEqual([expect.objectContaining({ method: "DELETE" })]);
+    expect(await stub.cancel()).toEqual({ canceled: false, state: expect.objectContaining({ error_code: "CANCELED" }) });
   });
 
   it("answers cancel to reports about a task that already ended", async () => {

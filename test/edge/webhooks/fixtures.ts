@@ -1,9 +1,8 @@
 import { env } from "cloudflare:test";
 import { findTaskById, insertTask, markFinished } from "../../../edge/tasks/repository";
-import { listDeliveries } from "../../../edge/webhooks/deliveries";
-import { deliverOnce } from "../../../edge/webhooks/deliver";
+import { handoverFor } from "../../../edge/tasks/webhook-event";
+import { deliverOnce, listDeliveries } from "../../../edge/webhooks/delivery";
 import type { WebhookDelivery, WebhookHandover } from "../../../shared/schemas/webhooks";
-import { handoverFor } from "../../../edge/webhooks/event";
 import { originUrl } from "../files/fixtures";
 import { originPaths } from "../files/origin";
 import { createUser } from "../helpers";

@@ -1,7 +1,7 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { handOver, receiverStub } from "../../../edge/webhooks/handover";
-import { listDeliveries } from "../../../edge/webhooks/deliveries";
+import { listDeliveries } from "../../../edge/webhooks/delivery";
 import { originUrl } from "../files/fixtures";
 import { originPaths } from "../files/origin";
 import { endedTask, handover, hookUrl, received, receiverName, waitForDeliveries } from "./fixtures";
@@ -75,16 +75,6 @@ describe("a webhook receiver's object", () => {
     expect(await runDurableObjectAlarm(stub)).toBe(true);
     expect(await listDeliveries(env.DB, task.taskId)).toMatchObject([{ attempt: 1, status_code: 204, success: true }]);
     expect(await received(name)).toHaveLength(1);
-  });
-
-  it("drops, on its alarm, a stored event that carries no hand-over (kept by an older version)", async () => {
-    const stub = receiverStub(env, hookUrl(receiverName()));
-    await runInDurableObject(stub, async (_instance, state) => {
-      await state.storage.put("event:old", { body: { task_id: "tsk_old" }, attempts: 1, due: Date.now() - 1 });
-      await state.storage.setAlarm(Date.now() + 60_000);
-    });
-    expect(await runDurableObjectAlarm(stub)).toBe(true);
-    expect(await stub.pending()).toBe(0);
   });
 
   it("drops a malformed hand-over", async () => {

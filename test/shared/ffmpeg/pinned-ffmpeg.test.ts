@@ -10,7 +10,7 @@ import { existsSync } from "node:fs";
 import { promisify } from "node:util";
 import { beforeAll, describe, expect, it } from "vitest";
 import { parseFilterArguments, parseFilterGraph, serializeFilterGraph } from "../../../shared/ffmpeg/filter-graph";
-import { FILTER_RULES } from "../../../shared/ffmpeg/filters";
+import { FILTER_RULES } from "../../../shared/ffmpeg/filter-catalogue";
 import { BITSTREAM_FILTERS, DECODERS, DEMUXERS, ENCODERS, MUXERS } from "../../../shared/ffmpeg/formats";
 import { OPTIONS } from "../../../shared/ffmpeg/options";
 

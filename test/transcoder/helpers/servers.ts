@@ -1,7 +1,8 @@
+import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { JobEventSchema, OutputUploadRequestSchema, type JobEvent } from "../../../shared/schemas/jobs";
+import { JobEventSchema, type JobEvent } from "../../../shared/schemas/jobs";
 
 export type Handler = (request: http.IncomingMessage, response: http.ServerResponse) => void;
 
@@ -55,7 +56,7 @@ export interface EdgeStub {
   events(taskId: string): JobEvent[];
   /** Uploaded bodies by "<task>/<filename>". */
   uploads: Map<string, Buffer>;
-  /** What the transcoder asked for, per task. */
+  /** The output PUTs the transcoder sent, per task (refused ones too). */
   uploadRequests(taskId: string): { filename: string; size: number; content_type: string }[];
   /** Answer `cancel: true` to the next report of a task. */
   cancelOnNextReport(taskId: string): void;
@@ -71,8 +72,7 @@ export interface EdgeStub {
 
 /**
  * Plays the edge's side of the callbacks: validates and records reports with the shared
- * schemas, grants upload URLs pointing at itself and stores what is PUT there, or PUT straight
- * to `{callback_url}/outputs/<name>` (`outputs_direct` jobs).
+ * schemas, and stores the outputs PUT to `{callback_url}/outputs/<name>`, answering each with a receipt.
  */
 export async function startEdgeStub(): Promise<EdgeStub> {
   const events = new Map<string, JobEvent[]>();
@@ -107,43 +107,30 @@ export async function startEdgeStub(): Promise<EdgeStub> {
   const { server, base: listening } = await listen(async (request, response) => {
     const body = await readBody(request);
     const url = request.url ?? "/";
-    const callback = /^\/internal\/tasks\/([^/]+)\/(events|outputs)$/.exec(url);
+    const callback = /^\/internal\/tasks\/([^/]+)\/events$/.exec(url);
     if (callback && request.method === "POST") {
       const taskId = callback[1]!;
-      const kind = callback[2]!;
       if (request.headers.authorization !== `Bearer ${stub.tokenFor(taskId)}`) return json(response, 401, { code: "UNAUTHORIZED" });
-      const parsed = JSON.parse(body.toString("utf8"));
-      if (kind === "events") {
-        if (failures > 0) {
-          failures--;
-          return json(response, 503, { code: "INTERNAL" });
-        }
-        const event = JobEventSchema.parse(parsed);
-        events.set(taskId, [...stub.events(taskId), event]);
-        const cancel = cancelling.delete(taskId);
-        return json(response, 200, { ok: true, cancel });
+      if (failures > 0) {
+        failures--;
+        return json(response, 503, { code: "INTERNAL" });
       }
-      const upload = OutputUploadRequestSchema.parse(parsed);
-      requests.set(taskId, [...stub.uploadRequests(taskId), upload]);
-      const key = `${taskId}/${upload.filename}`;
-      return json(response, 200, { upload_url: `${base}/objects/${encodeURIComponent(key)}?size=${upload.size}`, key });
+      const event = JobEventSchema.parse(JSON.parse(body.toString("utf8")));
+      events.set(taskId, [...stub.events(taskId), event]);
+      const cancel = cancelling.delete(taskId);
+      return json(response, 200, { ok: true, cancel });
     }
-    const direct = /^\/internal\/tasks\/([^/]+)\/outputs\/([^/?]+)$/.exec(url);
-    if (direct && request.method === "PUT") {
-      const taskId = direct[1]!;
+    const output = /^\/internal\/tasks\/([^/]+)\/outputs\/([^/?]+)$/.exec(url);
+    if (output && request.method === "PUT") {
+      const taskId = output[1]!;
       if (request.headers.authorization !== `Bearer ${stub.tokenFor(taskId)}`) return json(response, 401, { code: "UNAUTHORIZED" });
+      const name = decodeURIComponent(output[2]!);
+      const size = Number(request.headers["content-length"]);
+      requests.set(taskId, [...stub.uploadRequests(taskId), { filename: name, size, content_type: request.headers["content-type"] ?? "" }]);
       if (stub.uploadStatus) return json(response, stub.uploadStatus, { code: "REFUSED" });
-      if (Number(request.headers["content-length"]) !== body.length) return json(response, 400, { code: "SIZE_MISMATCH" });
-      const name = decodeURIComponent(direct[2]!);
+      if (size !== body.length) return json(response, 400, { code: "SIZE_MISMATCH" });
       uploads.set(`${taskId}/${name}`, body);
-      return json(response, 201, { key: `${taskId}/${name}`, size: body.length, receipt: `receipt:${taskId}/${name}:${body.length}` });
-    }
-    const object = /^\/objects\/([^?]+)\?size=(\d+)$/.exec(url);
-    if (object && request.method === "PUT") {
-      if (stub.uploadStatus) return json(response, stub.uploadStatus, { code: "REFUSED" });
-      if (Number(request.headers["content-length"]) !== Number(object[2]) || body.length !== Number(object[2])) return json(response, 400, { code: "SIZE_MISMATCH" });
-      uploads.set(decodeURIComponent(object[1]!), body);
-      return json(response, 201, { ok: true });
+      return json(response, 201, { key: `${taskId}/${name}`, size: body.length, md5: createHash("md5").update(body).digest("hex"), receipt: `receipt:${taskId}/${name}:${body.length}` });
     }
     json(response, 404, { code: "NOT_FOUND" });
   });

@@ -10,7 +10,7 @@ import { groupAlive, jobFor, postJob, slowCommand, waitUntil } from "../helpers/
 const world = useJobWorld({ routes: (clips) => ({ "/image.png": serveFile(clips.image, "image/png") }) });
 
 describe("a job", () => {
-  it("reports started, rising progress and completed with both outputs uploaded", async () => {
+  it("reports started, rising progress and completed, each output PUT to {callback_url}/outputs/<name> and its receipt on the report", async () => {
     const job = jobFor(world.edge, `ffmpeg -i ${world.media.url("/clip.mp4")} -vf scale=1280:720 -c:v libx264 -preset slow -threads 1 small.mp4 -vn -c:a libmp3lame audio.mp3`);
     const response = await postJob(world.transcoder.app, job);
     expect(response.statusCode).toBe(202);
@@ -34,8 +34,8 @@ describe("a job", () => {
       const body = world.edge.uploads.get(`${job.task_id}/${output.filename}`);
       expect(body?.length).toBe(output.size);
       expect(output.metadata).toBeUndefined();
-      // Stored through a grant (a presigned URL in production): no receipt, the edge checks R2.
-      expect(output.receipt).toBeUndefined();
+      // The edge's receipt for each stored output goes back on the report, which then needs no R2 check.
+      expect(output.receipt).toBe(`receipt:${job.task_id}/${output.filename}:${output.size}`);
       const file = path.join(os.tmpdir(), `${job.task_id}-${output.filename}`);
       await writeFile(file, body!);
       const probed = await probeFile(file);
@@ -123,29 +123,13 @@ describe("a job", () => {
     expect(terminal.outputs.map((output) => output.filename)).toEqual(["thumb_001.png", "thumb_002.png", "thumb_003.png"]);
   });
 
-  it("PUTs each output straight to {callback_url}/outputs/<name> with its token when the job says outputs_direct, asking for no grant, and reports the edge's receipts", async () => {
-    const job = jobFor(world.edge, `ffmpeg -i ${world.media.url("/clip.mp4")} -r 1 -t 2 thumb_%03d.png -t 1 out.mp4`, { outputs_direct: true });
-    await postJob(world.transcoder.app, job);
-    const terminal = await world.edge.waitForTerminal(job.task_id);
-    if (terminal.type !== "completed") throw new Error(JSON.stringify(terminal));
-    expect(terminal.outputs.map((output) => output.filename)).toEqual(["thumb_001.png", "thumb_002.png", "out.mp4"]);
-    expect(world.edge.uploadRequests(job.task_id)).toEqual([]);
-    for (const output of terminal.outputs) {
-      expect(world.edge.uploads.get(`${job.task_id}/${output.filename}`)?.length).toBe(output.size);
-      // The edge's receipt for each stored output goes back on the report, which then needs no R2 check.
-      expect(output.receipt).toBe(`receipt:${job.task_id}/${output.filename}:${output.size}`);
-    }
-  });
-
-  it("fails with OUTPUT_UPLOAD_FAILED when the edge refuses an upload, granted or direct", async () => {
+  it("fails with OUTPUT_UPLOAD_FAILED when the edge refuses an upload", async () => {
     world.edge.uploadStatus = 403;
     try {
-      for (const outputs_direct of [false, true]) {
-        const job = jobFor(world.edge, `ffmpeg -i ${world.media.url("/clip.mp4")} -t 1 out.mp4`, { outputs_direct });
-        await postJob(world.transcoder.app, job);
-        const terminal = await world.edge.waitForTerminal(job.task_id);
-        expect(terminal).toMatchObject({ type: "failed", error_code: "OUTPUT_UPLOAD_FAILED", error: expect.stringContaining("out.mp4") });
-      }
+      const job = jobFor(world.edge, `ffmpeg -i ${world.media.url("/clip.mp4")} -t 1 out.mp4`);
+      await postJob(world.transcoder.app, job);
+      const terminal = await world.edge.waitForTerminal(job.task_id);
+      expect(terminal).toMatchObject({ type: "failed", error_code: "OUTPUT_UPLOAD_FAILED", error: expect.stringContaining("out.mp4") });
     } finally {
       world.edge.uploadStatus = undefined;
     }

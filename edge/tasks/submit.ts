@@ -1,0 +1,59 @@
+import type { z } from "zod";
+import { randomHex } from "../../shared/encoding";
+import { AppError } from "../../shared/errors";
+import { checkCommand } from "../../shared/ffmpeg";
+import type { CreateTaskSchema } from "../../shared/schemas/tasks";
+import { startOfUtcDay } from "../accounts/usage";
+import { queueJobs } from "../dispatch/dispatcher";
+import { config } from "../lib/config";
+import { taskStub } from "../lib/stubs";
+import { checkWebhookUrl } from "../webhooks/delivery";
+import { insertTaskWithinQuota } from "./repository";
+
+export type TaskSubmission = z.output<typeof CreateTaskSchema>;
+export interface SubmittedTask {
+  task_id: string;
+  status: "pending";
+  created_at: string;
+}
+
+/**
+ * A user's new task: its command and webhook pass the policy, its row goes in only while the
+ * user's daily quota has its time limit left (the insert itself decides, so concurrent
+ * submissions cannot overdraw it), its object starts with the job, and the job is queued. A job
+ * that cannot be queued fails the task at once (DISPATCH_FAILED) rather than leave it pending.
+ */
+export async function submitTask(env: Env, userId: string, submission: TaskSubmission, now = new Date()): Promise<SubmittedTask> {
+  const settings = config(env);
+  checkCommand(submission.command, { allowHosts: settings.devFetchAllowHosts });
+  const webhook = submission.webhook ? checkWebhookUrl(submission.webhook, settings.devFetchAllowHosts).toString() : null;
+  const taskId = `tsk_${randomHex(12)}`;
+  const createdAt = now.toISOString();
+  const quota = { since: startOfUtcDay(now), seconds: settings.dailyTaskSeconds, taskTimeoutSeconds: settings.taskTimeoutSeconds, requestedSeconds: submission.timeout_seconds };
+  const row = { id: taskId, user_id: userId, command: submission.command, with_metadata: submission.with_metadata ? 1 : 0, webhook_url: webhook, created_at: createdAt };
+  const timeLimit = await insertTaskWithinQuota(env.DB, row, quota);
+  if (timeLimit === undefined) throw quotaExceeded(quota.seconds, now);
+  const task = taskStub(env, taskId);
+  const job = { task_id: taskId, user_id: userId, created_at: createdAt };
+  await task.init({ ...job, time_limit_seconds: timeLimit }, { command: submission.command, with_metadata: submission.with_metadata === true, webhook_url: webhook });
+  try {
+    await queueJobs(env, [job]);
+  } catch (error) {
+    await task.failTask("DISPATCH_FAILED", "The task could not be queued.");
+    throw error;
+  }
+  return { task_id: taskId, status: "pending", created_at: createdAt };
+}
+
+/**
+ * DAILY_TASK_SECONDS of processing per user and UTC day (GET /v1/me's remaining_credits) are
+ * used up or reserved by unfinished tasks: the insert refused the task.
+ */
+function quotaExceeded(quota: number, now: Date): AppError {
+  const retryAfter = Math.max(1, Math.ceil((Date.parse(startOfUtcDay(now)) + 86_400_000 - now.getTime()) / 1000));
+  return new AppError(
+    "QUOTA_EXCEEDED",
+    `Today's ${quota} s of processing are used up or held by your unfinished tasks (each holds its time limit until it ends); new tasks are accepted again when one ends under its limit, or at 00:00 UTC.`,
+    { retry_after: retryAfter },
+  ).withHeaders({ "Retry-After": String(retryAfter) });
+}
