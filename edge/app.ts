@@ -12,20 +12,24 @@ import { oauthConsent } from "./mcp/consent";
 import { oauthEndpoints } from "./mcp/oauth";
 import { mcpServer } from "./mcp/server";
 import { cdn } from "./routes/cdn";
+import { destinations } from "./routes/destinations";
 import { files } from "./routes/files";
 import { internal } from "./routes/internal";
 import { me } from "./routes/me";
+import { presets } from "./routes/presets";
 import { taskActions } from "./routes/task-actions";
+import { taskBatch } from "./routes/task-batch";
 import { tasks } from "./routes/tasks";
 import { tus } from "./routes/tus";
 import { signedUploads, uploads } from "./routes/uploads";
+import { webhookEndpoints } from "./routes/webhook-endpoints";
 import { webhooks } from "./routes/webhooks";
 
 /** The whole HTTP surface of the Worker, built from one sub-app per resource. */
 export function buildApp() {
   const app = createApp();
   app.use("*", discardUnreadBody, limitJsonBodies, requireValidConfig, requireRouteHost);
-  mountAll(app, [me, tasks, taskActions, webhooks, uploads, signedUploads, tus, files, cdn, internal]);
+  mountAll(app, [me, tasks, taskBatch, taskActions, webhooks, webhookEndpoints, uploads, signedUploads, tus, presets, files, destinations, cdn, internal]);
   // Before the console pages: /console/api/* is JSON, never a page.
   app.route("/", consoleApi((request, env, ctx) => app.fetch(request, env, ctx)));
   app.route("/console", consolePages);

@@ -12,6 +12,8 @@ import { internal } from "./routes/internal";
 import { reconcileUnfinishedTasks } from "./tasks/reconcile";
 import { USER_HAS_TASKS } from "./tasks/repository";
 import { sweepUndeliveredWebhooks } from "./tasks/webhook-event";
+import { ENDPOINT_LOG_RETENTION_MS, pruneEndpointEvents } from "./webhooks/endpoint-log";
+import { announceExpiredFiles } from "./webhooks/file-events";
 
 export { ContainerProxy } from "@cloudflare/containers";
 export { DispatchLineObject } from "./dispatch/line-object";
@@ -30,9 +32,10 @@ export default {
   queue: dispatchJobs,
   async scheduled(_controller, env, ctx) {
     ctx.waitUntil(keepContainerPool(env));
-    ctx.waitUntil(sweepExpiredFiles(env).then((count) => log.info("sweep", { deleted: count })));
+    ctx.waitUntil(sweepExpiredFiles(env, new Date(), (keys) => announceExpiredFiles(env, keys)).then((count) => log.info("sweep", { deleted: count })));
     ctx.waitUntil(reconcileUnfinishedTasks(env).then((count) => log.info("reconciled unfinished tasks", { checked: count })));
     ctx.waitUntil(sweepAccountRecords(env, { userHasTasks: USER_HAS_TASKS }).then((counts) => log.info("sweep accounts", counts)));
     ctx.waitUntil(Promise.all([sweepAbandonedUploads(env), sweepIdempotencyKeys(env), sweepUndeliveredWebhooks(env), sweepOpenMultipartUploads(env)]).then(([uploads, keys, webhooks, multiparts]) => log.info("sweep leftovers", { tus_uploads: uploads, idempotency_keys: keys, webhooks_handed_over: webhooks, multipart_uploads: multiparts })));
+    ctx.waitUntil(pruneEndpointEvents(env.DB, new Date(Date.now() - ENDPOINT_LOG_RETENTION_MS)));
   },
 } satisfies ExportedHandler<Env>;

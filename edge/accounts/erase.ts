@@ -1,3 +1,4 @@
+import { deleteUserDestinationsStatement } from "../destinations/repository";
 import { purgeCached } from "../files/cdn-cache";
 import { deleteUserFilesStatement } from "../files/records";
 import { discardStoredBytes } from "../files/tus/objects";
@@ -43,6 +44,7 @@ export async function eraseAccount(env: Env, user: { id: string; email: string |
   await db.batch([
     deleteUserDeliveriesStatement(db, user.id),
     deleteUserSecretsStatement(db, user.id),
+    deleteUserDestinationsStatement(db, user.id),
     deleteUserIdempotencyKeysStatement(db, user.id),
     deleteUserUploadsStatement(db, user.id),
     deleteUserFilesStatement(db, user.id),

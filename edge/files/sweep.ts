@@ -10,9 +10,10 @@ const MAX_BATCHES_PER_RUN = 50;
 /**
  * The cron sweep: deletes expired objects and their edge-cache entries, then their rows, in
  * bounded batches. Deleting twice is harmless, so two sweeps running at once only repeat work.
- * Returns how many went.
+ * Returns how many went; `expired` is told the keys of each batch once they are gone (the
+ * caller announces them: files know nothing of webhooks).
  */
-export async function sweepExpiredFiles(env: Env, now = new Date()): Promise<number> {
+export async function sweepExpiredFiles(env: Env, now = new Date(), expired?: (keys: string[]) => Promise<unknown>): Promise<number> {
   const cutoff = now.toISOString();
   let deleted = 0;
   for (let batch = 0; batch < MAX_BATCHES_PER_RUN; batch++) {
@@ -23,6 +24,7 @@ export async function sweepExpiredFiles(env: Env, now = new Date()): Promise<num
     await purgeCached(env, keys);
     await deleteExpiredRows(env.DB, cutoff, keys);
     deleted += keys.length;
+    await expired?.(keys);
     if (keys.length < BATCH) break;
   }
   return deleted;

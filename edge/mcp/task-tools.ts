@@ -30,6 +30,17 @@ function describeTask(task: McpTask): string {
 
 const taskResult = (task: McpTask) => toolResult(task, describeTask(task));
 
+const McpPresetListSchema = z.object({
+  total: z.number().int(),
+  presets: z.array(z.object({
+    name: z.string(),
+    builtin: z.boolean(),
+    description: z.string().nullable(),
+    command: z.string(),
+    parameters: z.record(z.string(), z.unknown()),
+  })),
+});
+
 /**
  * notifications/progress (0-100) while a call waits, when the client asked for them with a
  * progressToken; only rising values, as the spec requires of successive notifications.
@@ -46,7 +57,7 @@ function reportProgress(extra: RequestHandlerExtra<ServerRequest, ServerNotifica
   };
 }
 
-/** run_ffmpeg, get_task, wait_for_task, cancel_task, list_tasks, validate_command, get_task_log. */
+/** run_ffmpeg, run_preset, list_presets, get_task, wait_for_task, cancel_task, list_tasks, validate_command, get_task_log. */
 export function registerTaskTools(server: McpServer, caller: Caller): void {
   server.registerTool("run_ffmpeg", {
     title: "Run an ffmpeg command",
@@ -63,6 +74,44 @@ export function registerTaskTools(server: McpServer, caller: Caller): void {
     const headers = idempotency_key ? { "idempotency-key": idempotency_key } : undefined;
     const created = await callJson<{ task_id: string }>(caller, "POST", "/v1/tasks", { command, timeout_seconds }, headers);
     return taskResult(await waitForTask(caller, created.task_id, wait_seconds, reportProgress(extra)));
+  }));
+
+  // A tool of its own rather than optional fields on run_ffmpeg: a tool's input schema cannot say
+  // "command, or preset with params", and an agent reads one clear shape per tool.
+  server.registerTool("run_preset", {
+    title: "Run a preset",
+    description: `Runs a saved command template (a preset) with your values as a task and, if asked, waits for it to end; list_presets shows the presets and each one's parameters (a JSON Schema: types, ranges, which are required). Returns the task as run_ffmpeg does, its command with your values in place.\n\nEach value fills exactly one argument of the command and is checked against its parameter (PRESET_PARAMS_INVALID names the parameter): it can never add an option, so a value may not start with '-'. URL parameters follow the input rules: a public http(s) URL or the \`url\` of one of your files.`,
+    inputSchema: {
+      preset: z.string().min(1).max(64).describe("The preset's name (e.g. thumbnail) or id, from list_presets"),
+      params: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).default({}).describe('The parameters\' values by name, e.g. {"video": "https://example.com/in.mp4", "width": 320}'),
+      wait_seconds: waitSeconds(30),
+      timeout_seconds: z.number().int().min(1).max(86_400).optional().describe("The task's own time limit in seconds, at most the service's"),
+      idempotency_key: z.string().min(1).max(255).optional().describe("Any unique string; the same key on a retried call returns the task already made"),
+    },
+    outputSchema: McpTaskSchema.shape,
+    annotations: { openWorldHint: true },
+  }, ({ preset, params, wait_seconds, timeout_seconds, idempotency_key }, extra) => asTool(async () => {
+    const headers = idempotency_key ? { "idempotency-key": idempotency_key } : undefined;
+    const created = await callJson<{ task_id: string }>(caller, "POST", "/v1/tasks", { preset, params, timeout_seconds }, headers);
+    return taskResult(await waitForTask(caller, created.task_id, wait_seconds, reportProgress(extra)));
+  }));
+
+  server.registerTool("list_presets", {
+    title: "List presets",
+    description: "The presets run_preset can run: the built-in ones (thumbnail, gif, hls-ladder, audio-extract, trim, watermark, subtitles-burn-in; builtin true) and your own, each with its command template ({{name}} marks a parameter) and its parameters as a JSON Schema (type, minimum/maximum, enum, default, required).",
+    inputSchema: {
+      builtin: z.boolean().optional().describe("Only the built-in presets (true) or only yours (false)"),
+      limit: z.number().int().min(1).max(100).default(50).describe("Presets per page (1-100)"),
+      offset: z.number().int().min(0).default(0).describe("Presets to skip, for the next page"),
+    },
+    outputSchema: McpPresetListSchema.shape,
+    annotations: { readOnlyHint: true },
+  }, ({ builtin, limit, offset }) => asTool(async () => {
+    const query = new URLSearchParams({ limit: String(limit), offset: String(offset), ...(builtin !== undefined && { builtin: String(builtin) }) });
+    const page = await callJson<z.infer<typeof McpPresetListSchema>>(caller, "GET", `/v1/presets?${query}`);
+    const presets = page.presets.map(({ name, builtin: isBuiltin, description, command, parameters }) => ({ name, builtin: isBuiltin, description, command, parameters }));
+    const lines = presets.map((preset) => `- ${preset.name}${preset.builtin ? " (built-in)" : ""}: ${preset.description ?? preset.command}`);
+    return toolResult({ total: page.total, presets }, `${page.total} preset(s); showing ${presets.length} from offset ${offset}:\n${lines.join("\n")}`);
   }));
 
   server.registerTool("get_task", {

@@ -1,5 +1,7 @@
+import type { OutputDestination } from "../../shared/schemas/destinations";
 import type { PublicTask, Task, TaskEvent } from "../../shared/schemas/tasks";
 import { publicUrls } from "../files/records";
+import type { DeliveredOutput, StoredDelivery } from "./deliveries";
 import { outputKey } from "./outputs";
 import type { TaskRow } from "./repository";
 import { type LiveState, type StoredOutput, etaSeconds, isFinal } from "./state";
@@ -43,7 +45,9 @@ export function presentTask(env: Env, row: TaskRecord, live?: LiveState, now = D
  * command and flags, and with its failure named by code only.
  */
 export function presentPublicTask(task: Task): PublicTask {
-  const { task_id, status, progress, eta_seconds, outputs, error_code, canceled_at, created_at, started_at, finished_at, elapsed, total_elapsed } = task;
+  const { task_id, status, progress, eta_seconds, error_code, canceled_at, created_at, started_at, finished_at, elapsed, total_elapsed } = task;
+  // Where the owner's own bucket is (destination ids, keys) is the owner's business.
+  const outputs = task.outputs?.map(({ destination: _destination, ...output }) => output);
   return {
     task_id, status, progress, ...(eta_seconds === undefined ? {} : { eta_seconds }), ...(outputs ? { outputs } : {}),
     ...(task.error === undefined ? {} : { error: `The task failed (${error_code ?? "FAILED"}). Its details are shown only with the owner's API key.`, ...(error_code ? { error_code } : {}) }),
@@ -67,13 +71,23 @@ export function presentLive(env: Env, state: LiveState, now = Date.now()): TaskE
   };
 }
 
-function presentOutputs(env: Env, userId: string, taskId: string, outputs: StoredOutput[], withMetadata: boolean): NonNullable<Task["outputs"]> {
-  return outputs.map((output) => ({
-    filename: output.filename,
-    url: publicUrls(env, outputKey(userId, taskId, output.filename)).url,
-    size: output.size,
-    ...(withMetadata && output.metadata ? { metadata: output.metadata } : {}),
-  }));
+/** An output delivered `only` to its destination lives there alone: its `url` is the destination's. */
+function presentOutputs(env: Env, userId: string, taskId: string, outputs: DeliveredOutput[], withMetadata: boolean): NonNullable<Task["outputs"]> {
+  return outputs.map((output) => {
+    const delivery = output.destination;
+    const moved = delivery?.mode === "only" && delivery.status === "delivered" ? delivery.url : undefined;
+    return {
+      filename: output.filename,
+      url: moved ?? publicUrls(env, outputKey(userId, taskId, output.filename)).url,
+      size: output.size,
+      ...(withMetadata && output.metadata ? { metadata: output.metadata } : {}),
+      ...(delivery ? { destination: withoutMode(delivery) } : {}),
+    };
+  });
+}
+
+function withoutMode({ mode: _mode, ...destination }: StoredDelivery): OutputDestination {
+  return destination;
 }
 
 function etaField(state: LiveState | undefined, now: number): { eta_seconds?: number } {

@@ -3,6 +3,7 @@ import type { TaskFailureCode } from "../../shared/errors";
 import type { TaskStatus, TaskStatusFilter } from "../../shared/schemas/tasks";
 import { deleteTaskFilesStatement } from "../files/records";
 import { TASK_HAS_DELIVERIES } from "../webhooks/delivery";
+import { TASK_EVENT_MISSING_AT_AN_ENDPOINT } from "../webhooks/endpoints";
 import type { StoredOutput } from "./state";
 
 /** A row of the `tasks` table. */
@@ -139,6 +140,15 @@ export async function listUndeliveredWebhookTasks(db: D1Database, range: { after
   return results;
 }
 
+/** Tasks that ended in the range with an endpoint of their owner subscribed to their end but holding no record of it (the cron's sweep). */
+export async function listTasksMissingEndpointEvents(db: D1Database, range: { after: string; before: string; limit: number }): Promise<TaskRow[]> {
+  const { results } = await db
+    .prepare(`SELECT * FROM tasks WHERE finished_at > ? AND finished_at <= ? AND status IN ('completed', 'failed') AND ${TASK_EVENT_MISSING_AT_AN_ENDPOINT} ORDER BY finished_at LIMIT ?`)
+    .bind(range.after, range.before, range.limit)
+    .all<TaskRow>();
+  return results;
+}
+
 /** Writes an end state. Guarded so an end state is never overwritten. */
 export async function markFinished(
   db: D1Database,
@@ -225,3 +235,8 @@ interface DayTotal {
 
 /** An SQL condition for statements on other tables, binding (task id, user id): that task of that user exists and has not ended. */
 export const UNFINISHED_TASK_OF_USER = "EXISTS (SELECT 1 FROM tasks WHERE id = ? AND user_id = ? AND status NOT IN ('completed', 'failed'))";
+
+/** A completed task's outputs with where each was delivered since (edge/tasks/deliveries.ts); its end itself never changes. */
+export async function updateFinishedOutputs(db: D1Database, taskId: string, outputs: readonly StoredOutput[]): Promise<void> {
+  await db.prepare("UPDATE tasks SET outputs = ? WHERE id = ? AND status = 'completed'").bind(JSON.stringify(outputs), taskId).run();
+}

@@ -5,7 +5,10 @@ import { checkCommand } from "../../shared/ffmpeg";
 import type { CreateTaskSchema } from "../../shared/schemas/tasks";
 import { startOfUtcDay } from "../accounts/usage";
 import { queueJobs } from "../dispatch/dispatcher";
+import { destinationOfUser } from "../destinations/deliver";
 import { config } from "../lib/config";
+import { expandPreset } from "../presets/expand";
+import { resolvePreset } from "../presets/manage";
 import { taskStub } from "../lib/stubs";
 import { checkWebhookUrl } from "../webhooks/delivery";
 import { insertTaskWithinQuota } from "./repository";
@@ -25,17 +28,20 @@ export interface SubmittedTask {
  */
 export async function submitTask(env: Env, userId: string, submission: TaskSubmission, now = new Date()): Promise<SubmittedTask> {
   const settings = config(env);
-  checkCommand(submission.command, { allowHosts: settings.devFetchAllowHosts });
+  const command = await commandOf(env, userId, submission);
+  checkCommand(command, { allowHosts: settings.devFetchAllowHosts });
   const webhook = submission.webhook ? checkWebhookUrl(submission.webhook, settings.devFetchAllowHosts).toString() : null;
+  // The user's own destination, by id or name, resolved to its id: a rename later does not redirect the task.
+  const destination = submission.destination ? { id: (await destinationOfUser(env.DB, userId, submission.destination.id)).id, mode: submission.destination.mode } : undefined;
   const taskId = `tsk_${randomHex(12)}`;
   const createdAt = now.toISOString();
   const quota = { since: startOfUtcDay(now), seconds: settings.dailyTaskSeconds, taskTimeoutSeconds: settings.taskTimeoutSeconds, requestedSeconds: submission.timeout_seconds };
-  const row = { id: taskId, user_id: userId, command: submission.command, with_metadata: submission.with_metadata ? 1 : 0, webhook_url: webhook, created_at: createdAt };
+  const row = { id: taskId, user_id: userId, command, with_metadata: submission.with_metadata ? 1 : 0, webhook_url: webhook, created_at: createdAt };
   const timeLimit = await insertTaskWithinQuota(env.DB, row, quota);
   if (timeLimit === undefined) throw quotaExceeded(quota.seconds, now);
   const task = taskStub(env, taskId);
   const job = { task_id: taskId, user_id: userId, created_at: createdAt };
-  await task.init({ ...job, time_limit_seconds: timeLimit }, { command: submission.command, with_metadata: submission.with_metadata === true, webhook_url: webhook });
+  await task.init({ ...job, time_limit_seconds: timeLimit }, { command, with_metadata: submission.with_metadata === true, webhook_url: webhook }, destination);
   try {
     await queueJobs(env, [job]);
   } catch (error) {
@@ -43,6 +49,20 @@ export async function submitTask(env: Env, userId: string, submission: TaskSubmi
     throw error;
   }
   return { task_id: taskId, status: "pending", created_at: createdAt };
+}
+
+/**
+ * The command the task runs: the one given, or its preset's with the params in place (the
+ * preset's own checks, then the policy like any command). Exactly one of the two.
+ */
+async function commandOf(env: Env, userId: string, submission: TaskSubmission): Promise<string> {
+  if (submission.preset === undefined) {
+    if (submission.command === undefined) throw new AppError("VALIDATION_FAILED", "The task needs a `command`, or a `preset` with its `params`.");
+    if (submission.params !== undefined) throw new AppError("VALIDATION_FAILED", "`params` go with a `preset`; a `command` takes none.");
+    return submission.command;
+  }
+  if (submission.command !== undefined) throw new AppError("VALIDATION_FAILED", "Give either a `command` or a `preset`, not both.");
+  return expandPreset(await resolvePreset(env, userId, submission.preset), submission.params);
 }
 
 /**

@@ -1,11 +1,13 @@
 import { DurableObject } from "cloudflare:workers";
 import type { TaskFailureCode } from "../../shared/errors";
+import type { TaskDestination } from "../../shared/schemas/destinations";
 import type { JobEvent, TranscodeJob } from "../../shared/schemas/jobs";
 import { type DispatchOutcome, dispatcherFor, queueJobs } from "../dispatch/dispatcher";
 import { type JobSpec, jobFor } from "../dispatch/job";
 import { config } from "../lib/config";
 import { log } from "../lib/log";
 import { WebhookOutbox } from "../webhooks/handover";
+import { TaskDeliveries, earliest } from "./deliveries";
 import { afterTaskEnded } from "./end-effects";
 import { TaskFanOut } from "./fan-out";
 import { writeCancelNote } from "./logs";
@@ -34,12 +36,14 @@ export class TaskObject extends DurableObject<Env> {
   private queue: Promise<unknown> = Promise.resolve();
   private readonly fanOut = new TaskFanOut(this.ctx, this.env);
   private readonly outbox = new WebhookOutbox(this.ctx.storage);
-  private readonly store = new TaskStore(this.ctx.storage, this.fanOut, { limits: (state) => this.limits(state), outboxRetryAt: (now) => this.outbox.retryAt(now) });
+  private readonly deliveries = new TaskDeliveries(this.ctx.storage);
+  private readonly store = new TaskStore(this.ctx.storage, this.fanOut, { limits: (state) => this.limits(state), outboxRetryAt: async (now) => earliest(await this.outbox.retryAt(now), await this.deliveries.retryAt()) });
 
-  async init(meta: TaskMeta, job?: JobSpec): Promise<void> {
+  async init(meta: TaskMeta, job?: JobSpec, destination?: TaskDestination): Promise<void> {
     await this.exclusive(async () => {
       if (await this.store.load()) return;
       if (job) await this.store.keepJob(job);
+      if (destination) await this.deliveries.keepPlan(destination);
       await this.store.save(initialState(meta));
     });
   }
@@ -253,6 +257,8 @@ export class TaskObject extends DurableObject<Env> {
           return this.store.save(queued(state, now));
       }
     });
+    // Outside the lock: a delivery streams a whole output, and polls and reports must not wait for it.
+    await this.deliveries.run(this.env, await this.store.load());
   }
 
   private async loseRun(state: LiveState, reason: string, now: number): Promise<void> {
@@ -285,9 +291,11 @@ export class TaskObject extends DurableObject<Env> {
 
   /**
    * Writes the end to D1, then stores it here together with its webhook event (one atomic put:
-   * an end stored here always has its event in the outbox), then hands the event over.
+   * an end stored here always has its event in the outbox), then hands the event over. Outputs
+   * for a destination are stored `pending` in the same put, and the alarm delivers them (./deliveries.ts).
    */
-  private async persistEnd(state: LiveState): Promise<void> {
+  private async persistEnd(ended: LiveState): Promise<void> {
+    const { state, entries } = await this.deliveries.atEnd(this.env, ended);
     await markFinished(this.env.DB, state.task_id, {
       status: state.status as "completed" | "failed",
       progress: Math.floor(state.progress),
@@ -299,8 +307,9 @@ export class TaskObject extends DurableObject<Env> {
     });
     const job = await this.store.job();
     const handover = job ? handoverFor(this.env, endedTaskRecord(state, job), false) : undefined;
-    await this.store.save(state, WebhookOutbox.entry(handover));
+    await this.store.save(state, { ...WebhookOutbox.entry(handover), ...entries });
     await Promise.all([afterTaskEnded(this.env, state), this.outbox.flush(this.env)]);
+    await this.deliveries.arm();
   }
 
   /** Runs mutations one at a time: they await D1 and R2, where other calls could interleave. */

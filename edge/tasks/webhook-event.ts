@@ -4,7 +4,7 @@ import { log } from "../lib/log";
 import { RETRY_WINDOW_MS } from "../webhooks/delivery";
 import { handOver, webhookIdFor } from "../webhooks/handover";
 import { type TaskRecord, presentTask } from "./present";
-import { listUndeliveredWebhookTasks } from "./repository";
+import { listTasksMissingEndpointEvents, listUndeliveredWebhookTasks } from "./repository";
 import type { LiveState } from "./state";
 
 /** What a task's end event is built from: the record the API presents, and where the event goes. */
@@ -23,10 +23,13 @@ export function taskEvent(env: Env, task: TaskRecord): WebhookHandover["event"] 
   return { id: webhookIdFor(task.id, type), type, body: JSON.stringify(presentTask(env, task)) };
 }
 
-/** What the receiver's object needs to deliver the task's end event; undefined without a webhook or an end. */
+/**
+ * What the receivers' objects need to deliver the task's end event: to the task's own webhook
+ * (`url`, null without one) and to its owner's registered endpoints. Undefined until the task ends.
+ */
 export function handoverFor(env: Env, task: WebhookTaskRecord, redelivery: boolean, now = new Date()): WebhookHandover | undefined {
   const event = taskEvent(env, task);
-  if (!task.webhook_url || !event) return undefined;
+  if (!event) return undefined;
   return { task_id: task.id, user_id: task.user_id, url: task.webhook_url, event, first_attempt_at: now.toISOString(), redelivery };
 }
 
@@ -59,18 +62,24 @@ const UNSENT_BATCH = 100;
 
 /**
  * The cron's sweep behind each task's outbox: hands over the event of every task that ended
- * with a webhook in the last 24 h and still has no recorded attempt (its Durable Object lost
- * the end between D1 and its own storage). A receiver still holding the event ignores the
- * repeat; should one be sent twice, it carries the same `webhook-id` (at least once, never lost).
+ * in the last 24 h and still has no recorded attempt at its webhook, or no record at one of
+ * its owner's endpoints subscribed to it (its Durable Object lost the end between D1 and its
+ * own storage). A receiver still holding the event ignores the repeat, an endpoint with an
+ * attempt on record is skipped; should one be sent twice, it carries the same `webhook-id`
+ * (at least once, never lost).
  */
 export async function sweepUndeliveredWebhooks(env: Env, now = new Date()): Promise<number> {
-  const rows = await listUndeliveredWebhookTasks(env.DB, {
+  const range = {
     after: new Date(now.getTime() - RETRY_WINDOW_MS).toISOString(),
     before: new Date(now.getTime() - UNSENT_GRACE_MS).toISOString(),
     limit: UNSENT_BATCH,
-  });
+  };
+  const [withWebhook, forEndpoints] = await Promise.all([listUndeliveredWebhookTasks(env.DB, range), listTasksMissingEndpointEvents(env.DB, range)]);
+  // A task whose webhook already has an attempt on record goes to its endpoints only.
+  const rows = new Map<string, WebhookTaskRecord>(forEndpoints.map((row) => [row.id, { ...row, webhook_url: null }]));
+  for (const row of withWebhook) rows.set(row.id, row);
   let handed = 0;
-  for (const row of rows) {
+  for (const row of rows.values()) {
     const handover = handoverFor(env, row, false, now);
     if (!handover) continue;
     await handOver(env, handover).then(() => handed++, (error) => log.error("webhook sweep hand-over failed", { task_id: row.id, error }));

@@ -17,6 +17,7 @@ const USER_AGENT = "ffedge-webhooks/1";
 /** The `attempts`-th attempt at a handed-over event; says whether and when to retry. */
 export async function deliverOnce(env: Env, handover: WebhookHandover, attempts: number): Promise<{ retryAfterSeconds?: number }> {
   const { task_id, user_id, url, event, first_attempt_at, redelivery } = handover;
+  if (!url) return {};
   const attemptedAt = new Date().toISOString();
   const outcome = await sendEvent(env, url, event, () => signingSecrets(env, user_id));
   const attempt = await recordAttempt(env.DB, {
@@ -76,7 +77,7 @@ export interface AttemptOutcome {
  * checked again here because the policy may have changed since the task was submitted.
  * `secrets` is only called once the URL has passed, so a refused URL creates no secret.
  */
-export async function sendEvent(env: Env, rawUrl: string, event: WebhookHandover["event"], secrets: () => Promise<string[]>): Promise<AttemptOutcome> {
+export async function sendEvent(env: Env, rawUrl: string, event: { id: string; type: string; body: string }, secrets: () => Promise<string[]>): Promise<AttemptOutcome> {
   const settings = config(env);
   let url: URL;
   try {

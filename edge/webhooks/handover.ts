@@ -1,5 +1,7 @@
-import type { WebhookEventType, WebhookHandover } from "../../shared/schemas/webhooks";
+import type { EndpointHandover, WebhookEventType, WebhookHandover } from "../../shared/schemas/webhooks";
 import { log } from "../lib/log";
+import { type EndpointEvent, endpointsWithoutAttempts, findEndpointEvent, recordEvents } from "./endpoint-log";
+import { subscribedEndpoints } from "./endpoints";
 import type { WebhookReceiverObject } from "./receiver-object";
 
 /** The storage key of the event waiting to be handed over (tests read it too). */
@@ -20,9 +22,47 @@ export function receiverStub(env: Env, url: string): DurableObjectStub<WebhookRe
   return env.WEBHOOK_RECEIVERS.get(env.WEBHOOK_RECEIVERS.idFromName(url));
 }
 
-/** Gives an event to its receiver's object, which delivers and retries it; returns once it is stored there. */
+/** The object of a registered endpoint: one per endpoint, so its secret and URL are its own whatever other endpoints share the URL. */
+export function endpointReceiverStub(env: Env, endpointId: string): DurableObjectStub<WebhookReceiverObject> {
+  return env.WEBHOOK_RECEIVERS.get(env.WEBHOOK_RECEIVERS.idFromName(`endpoint:${endpointId}`));
+}
+
+/**
+ * Gives a task's end event to its receivers' objects, which deliver and retry it; returns once
+ * it is stored there: the task's own webhook, and (unless it is a redelivery of that webhook)
+ * every enabled endpoint of the owner subscribed to the event.
+ */
 export async function handOver(env: Env, handover: WebhookHandover): Promise<void> {
-  await receiverStub(env, handover.url).accept(handover);
+  const { url, redelivery, user_id, task_id, event } = handover;
+  await Promise.all([
+    url ? receiverStub(env, url).accept(handover) : undefined,
+    redelivery ? undefined : fanOutToEndpoints(env, { user_id, task_id, ...event }, new Date(handover.first_attempt_at)),
+  ]);
+}
+
+/**
+ * Hands an event to each of the user's endpoints subscribed to it, recording it in each one's
+ * log first. Safe to repeat (an outbox retry, the cron's sweep): an endpoint with an attempt on
+ * record is skipped, and a receiver still holding the event ignores it. Returns how many were handed it.
+ */
+export async function fanOutToEndpoints(env: Env, event: EndpointEvent, now = new Date()): Promise<number> {
+  const endpoints = await subscribedEndpoints(env.DB, event.user_id, event.type);
+  if (endpoints.length === 0) return 0;
+  await recordEvents(env.DB, endpoints, event, now);
+  const waiting = await endpointsWithoutAttempts(env.DB, endpoints, event.id);
+  const firstAttemptAt = new Date().toISOString();
+  await Promise.all(
+    waiting.map((endpointId) => endpointReceiverStub(env, endpointId).accept({ endpoint_id: endpointId, event: { id: event.id, type: event.type, body: event.body }, first_attempt_at: firstAttemptAt, redelivery: false } satisfies EndpointHandover)),
+  );
+  return waiting.length;
+}
+
+/** Sends a recorded event to the endpoint again: one attempt, no retries, logged with the others. */
+export async function redeliverEndpointEvent(env: Env, endpointId: string, eventId: string): Promise<boolean> {
+  const event = await findEndpointEvent(env.DB, endpointId, eventId);
+  if (!event) return false;
+  await endpointReceiverStub(env, endpointId).accept({ endpoint_id: endpointId, event, first_attempt_at: new Date().toISOString(), redelivery: true } satisfies EndpointHandover);
+  return true;
 }
 
 /**

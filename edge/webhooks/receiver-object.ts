@@ -1,11 +1,17 @@
 import { DurableObject } from "cloudflare:workers";
-import { type WebhookHandover, WebhookHandoverSchema } from "../../shared/schemas/webhooks";
+import { z } from "zod";
+import { type EndpointHandover, EndpointHandoverSchema, type WebhookHandover, WebhookHandoverSchema } from "../../shared/schemas/webhooks";
 import { config } from "../lib/config";
 import { log } from "../lib/log";
 import { deliverOnce, retryDelaySeconds } from "./delivery";
+import { deliverToEndpoint } from "./endpoint-delivery";
+
+/** A task's own webhook, or a registered endpoint (its receiver is the endpoint, whatever its URL). */
+const HandoverSchema = z.union([EndpointHandoverSchema, WebhookHandoverSchema]);
+type Handover = WebhookHandover | EndpointHandover;
 
 interface Pending {
-  handover: WebhookHandover;
+  handover: Handover;
   /** Attempts made so far. */
   attempts: number;
   due: number;
@@ -30,7 +36,7 @@ export class WebhookReceiverObject extends DurableObject<Env> {
    * outbox retried, or the cron's sweep) changes nothing; each redelivery is an attempt of its own.
    */
   async accept(body: unknown): Promise<void> {
-    const parsed = WebhookHandoverSchema.safeParse(body);
+    const parsed = HandoverSchema.safeParse(body);
     if (!parsed.success) {
       log.error("dropping malformed webhook hand-over", { body });
       return;
@@ -63,9 +69,9 @@ export class WebhookReceiverObject extends DurableObject<Env> {
     const attempt = event.attempts + 1;
     let retryAfterSeconds: number | undefined;
     try {
-      ({ retryAfterSeconds } = await deliverOnce(this.env, event.handover, attempt));
+      ({ retryAfterSeconds } = await deliverTo(this.env, event.handover, attempt));
     } catch (error) {
-      log.error("webhook delivery error", { task_id: event.handover.task_id, error });
+      log.error("webhook delivery error", { webhook_id: event.handover.event.id, error });
       retryAfterSeconds = retryDelaySeconds(attempt, settings.webhookRetryScheduleSeconds);
     }
     if (retryAfterSeconds === undefined) await this.ctx.storage.delete(key);
@@ -82,4 +88,8 @@ export class WebhookReceiverObject extends DurableObject<Env> {
     if (events.length === 0) return this.ctx.storage.deleteAlarm();
     await this.ctx.storage.setAlarm(Math.max(Date.now(), Math.min(...events.map((event) => event.due))));
   }
+}
+
+function deliverTo(env: Env, handover: Handover, attempt: number): Promise<{ retryAfterSeconds?: number }> {
+  return "endpoint_id" in handover ? deliverToEndpoint(env, handover, attempt) : deliverOnce(env, handover, attempt);
 }

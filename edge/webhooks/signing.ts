@@ -84,7 +84,8 @@ async function insertFirstSecret(env: Env, userId: string, now: Date): Promise<v
   await env.DB.prepare("INSERT OR IGNORE INTO webhook_secrets (id, user_id, ciphertext, created_at) VALUES (?, ?, ?, ?)").bind(id, userId, ciphertext, now.toISOString()).run();
 }
 
-function newSecret(): string {
+/** A fresh Standard Webhooks secret: `whsec_` and 32 random bytes in base64. */
+export function newSecret(): string {
   return PREFIX + toBase64(crypto.getRandomValues(new Uint8Array(SECRET_BYTES)));
 }
 
@@ -99,18 +100,20 @@ async function encryptionKey(env: Env): Promise<CryptoKey> {
   return crypto.subtle.deriveKey({ name: "HKDF", hash: "SHA-256", salt: new Uint8Array(0), info: ENCRYPTION_INFO }, material, { name: "AES-GCM", length: 256 }, false, ["encrypt", "decrypt"]);
 }
 
-async function encrypt(env: Env, userId: string, id: string, secret: string): Promise<string> {
+/** Seals a secret for its row: `owner` (a user or an endpoint id) and the row id are bound in. */
+export async function encrypt(env: Env, owner: string, id: string, secret: string): Promise<string> {
   const iv = crypto.getRandomValues(new Uint8Array(12));
-  const sealed = await crypto.subtle.encrypt({ name: "AES-GCM", iv, additionalData: associatedData(userId, id) }, await encryptionKey(env), new TextEncoder().encode(secret));
+  const sealed = await crypto.subtle.encrypt({ name: "AES-GCM", iv, additionalData: associatedData(owner, id) }, await encryptionKey(env), new TextEncoder().encode(secret));
   const out = new Uint8Array(iv.byteLength + sealed.byteLength);
   out.set(iv, 0);
   out.set(new Uint8Array(sealed), iv.byteLength);
   return toBase64(out);
 }
 
-async function decrypt(env: Env, userId: string, row: SecretRow): Promise<string> {
+/** Opens what `encrypt` sealed for the same owner and row. */
+export async function decrypt(env: Env, owner: string, row: Pick<SecretRow, "id" | "ciphertext">): Promise<string> {
   const bytes = fromBase64(row.ciphertext);
-  const plain = await crypto.subtle.decrypt({ name: "AES-GCM", iv: bytes.slice(0, 12), additionalData: associatedData(userId, row.id) }, await encryptionKey(env), bytes.slice(12));
+  const plain = await crypto.subtle.decrypt({ name: "AES-GCM", iv: bytes.slice(0, 12), additionalData: associatedData(owner, row.id) }, await encryptionKey(env), bytes.slice(12));
   return new TextDecoder().decode(plain);
 }
 

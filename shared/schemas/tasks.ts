@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { TASK_FAILURE_CODES } from "../errors";
+import { OutputDestinationSchema, TaskDestinationSchema } from "./destinations";
 
 export const TASK_STATUSES = ["pending", "running", "completed", "failed"] as const;
 export const TaskStatusSchema = z.enum(TASK_STATUSES);
@@ -7,12 +8,15 @@ export type TaskStatus = z.infer<typeof TaskStatusSchema>;
 
 export const CreateTaskSchema = z
   .object({
-    command: z.string().min(1).meta({ example: "ffmpeg -i https://example.com/in.mp4 -vf scale=640:-2 small.mp4" }),
+    command: z.string().min(1).optional().meta({ example: "ffmpeg -i https://example.com/in.mp4 -vf scale=640:-2 small.mp4", description: "The ffmpeg command; give exactly one of `command` and `preset`" }),
+    preset: z.string().min(1).max(64).optional().meta({ example: "thumbnail", description: "A preset's name or id (GET /v1/presets) to run instead of a `command`, with `params`. The task's `command` is the preset's, with the values in place" }),
+    params: z.record(z.string(), z.unknown()).optional().meta({ example: { video: "https://example.com/in.mp4", width: 320 }, description: "The preset's parameters, checked against its schema (PRESET_PARAMS_INVALID names the parameter); each value fills one argument of the command, never more" }),
     with_metadata: z.boolean().optional().default(false),
     webhook: z.string().max(2048).optional(),
     timeout_seconds: z.number().int().min(1).max(86_400).optional().meta({
       description: "The task's own time limit, at most TASK_TIMEOUT_SECONDS (the default). Until the task ends it holds this much of the daily quota (GET /v1/me's remaining_credits): short tasks submitted in bulk should say so.",
     }),
+    destination: TaskDestinationSchema.optional().meta({ description: "Deliver the outputs to one of your destinations (/v1/destinations) once the task completes; each output's `destination` says how that went" }),
   })
   .meta({ id: "CreateTask" });
 
@@ -22,6 +26,7 @@ export const OutputSchema = z
     url: z.url(),
     size: z.number().int().nonnegative(),
     metadata: z.record(z.string(), z.unknown()).optional().meta({ description: "ffprobe JSON of the output, when with_metadata" }),
+    destination: OutputDestinationSchema.optional().meta({ description: "Tasks submitted with a destination: where this output was delivered (`pending` until then)" }),
   })
   .meta({ id: "Output" });
 

@@ -20,7 +20,8 @@ export const WebhookEventSchema = TaskSchema.meta({ id: "WebhookEvent", descript
 export const WebhookHandoverSchema = z.object({
   task_id: z.string().min(1),
   user_id: z.string().min(1),
-  url: z.string().min(1),
+  /** The task's own webhook; null when the event goes only to the owner's registered endpoints. */
+  url: z.string().min(1).nullable(),
   event: z.object({ id: z.string().min(1), type: WebhookEventTypeSchema, body: z.string() }),
   /** When the event was handed over, i.e. when its first attempt was due: retries stop 24 h after it. */
   first_attempt_at: z.iso.datetime(),
@@ -61,3 +62,86 @@ export const WebhookSecretSchema = z
     previous_valid_until: z.string().nullable().meta({ description: "Until then deliveries are also signed with the previous secret(s)" }),
   })
   .meta({ id: "WebhookSecret" });
+
+/** What a registered endpoint can subscribe to. */
+export const ENDPOINT_EVENT_TYPES = ["task.completed", "task.failed", "file.expired"] as const;
+export const EndpointEventTypeSchema = z.enum(ENDPOINT_EVENT_TYPES);
+export type EndpointEventType = z.infer<typeof EndpointEventTypeSchema>;
+
+/** At most this many endpoints per user (ENDPOINT_LIMIT_REACHED beyond). */
+export const MAX_ENDPOINTS_PER_USER = 20;
+
+const endpointUrl = z.string().min(1).max(2048).meta({ example: "https://hooks.example.com/ffedge", description: "https, on a public host (plain http only to the development allow-list)" });
+const endpointEvents = z.array(EndpointEventTypeSchema).min(1).max(ENDPOINT_EVENT_TYPES.length).meta({ example: ["task.completed", "task.failed"] });
+const endpointDescription = z.string().max(200);
+
+export const WebhookEndpointSchema = z
+  .object({
+    id: z.string().meta({ example: "whe_0123456789abcdef01234567" }),
+    url: z.string(),
+    events: z.array(EndpointEventTypeSchema),
+    description: z.string().nullable(),
+    enabled: z.boolean().meta({ description: "A disabled endpoint keeps its settings and log but is sent nothing" }),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .meta({ id: "WebhookEndpoint" });
+export type WebhookEndpoint = z.infer<typeof WebhookEndpointSchema>;
+
+export const WebhookEndpointCreateSchema = z
+  .object({ url: endpointUrl, events: endpointEvents, description: endpointDescription.optional(), enabled: z.boolean().default(true) })
+  .meta({ id: "WebhookEndpointCreate" });
+export type WebhookEndpointCreate = z.infer<typeof WebhookEndpointCreateSchema>;
+
+export const WebhookEndpointUpdateSchema = z
+  .object({ url: endpointUrl.optional(), events: endpointEvents.optional(), description: endpointDescription.nullable().optional(), enabled: z.boolean().optional() })
+  .refine((update) => Object.values(update).some((value) => value !== undefined), { message: "Name at least one of url, events, description, enabled" })
+  .meta({ id: "WebhookEndpointUpdate" });
+export type WebhookEndpointUpdate = z.infer<typeof WebhookEndpointUpdateSchema>;
+
+export const WebhookEndpointCreatedSchema = WebhookEndpointSchema.extend({
+  secret: z.string().meta({ example: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", description: "The endpoint's signing secret, shown only in this response" }),
+}).meta({ id: "WebhookEndpointCreated" });
+
+export const WebhookEndpointListSchema = z.object({ endpoints: z.array(WebhookEndpointSchema) }).meta({ id: "WebhookEndpointList" });
+
+export const EndpointIdParamSchema = z.object({ endpoint_id: z.string().min(1).max(64).meta({ param: { name: "endpoint_id", in: "path" }, example: "whe_0123456789abcdef01234567" }) });
+export const EndpointEventParamSchema = EndpointIdParamSchema.extend({ event_id: z.string().min(1).max(128).meta({ param: { name: "event_id", in: "path" }, example: "msg_tsk_0123456789abcdef01234567_completed" }) });
+
+export const EndpointEventLogSchema = z
+  .object({
+    event_id: z.string().meta({ description: "The webhook-id header of the event, the same on every attempt" }),
+    type: EndpointEventTypeSchema,
+    task_id: z.string().nullable(),
+    created_at: z.string(),
+    delivered: z.boolean().meta({ description: "True once an attempt got a 2xx; until then retries follow for 24 h" }),
+    attempts: z.array(WebhookDeliverySchema),
+  })
+  .meta({ id: "WebhookEndpointEvent" });
+export type EndpointEventLog = z.infer<typeof EndpointEventLogSchema>;
+
+export const EndpointDeliveryLogSchema = z.object({ events: z.array(EndpointEventLogSchema).meta({ description: "Newest first, the last 100 events" }) }).meta({ id: "WebhookEndpointDeliveries" });
+
+/**
+ * An event handed to the receiver object of a registered endpoint. The URL and the secrets are
+ * read from the endpoint at each attempt, so a disabled, deleted or re-pointed endpoint is honoured.
+ */
+export const EndpointHandoverSchema = z.object({
+  endpoint_id: z.string().min(1),
+  event: z.object({ id: z.string().min(1), type: EndpointEventTypeSchema, body: z.string() }),
+  first_attempt_at: z.iso.datetime(),
+  redelivery: z.boolean(),
+});
+export type EndpointHandover = z.infer<typeof EndpointHandoverSchema>;
+
+
+/** The body of `file.expired`: a stored file reached its expiry and was deleted by the sweep. */
+export const FileExpiredEventSchema = z
+  .object({
+    key: z.string().meta({ example: "outputs/usr_0123/tsk_0123456789abcdef01234567/out.mp4" }),
+    kind: z.enum(["upload", "output"]),
+    task_id: z.string().nullable().meta({ description: "The task that produced the file, for an output" }),
+    expired_at: z.string().meta({ description: "When the sweep deleted it" }),
+  })
+  .meta({ id: "FileExpiredEvent" });
+export type FileExpiredEvent = z.infer<typeof FileExpiredEventSchema>;

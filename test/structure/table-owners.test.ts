@@ -22,8 +22,14 @@ const OWNERS: Record<string, string> = {
   open_multipart_uploads: "edge/files/open-multiparts.ts",
   idempotency_keys: "edge/lib/idempotency.ts",
   tasks: "edge/tasks/repository.ts",
+  presets: "edge/presets/repository.ts",
   webhook_secrets: "edge/webhooks/signing.ts",
   webhook_deliveries: "edge/webhooks/delivery.ts",
+  destinations: "edge/destinations/repository.ts",
+  webhook_endpoints: "edge/webhooks/endpoints.ts",
+  webhook_endpoint_secrets: "edge/webhooks/endpoints.ts",
+  webhook_endpoint_events: "edge/webhooks/endpoint-log.ts",
+  webhook_endpoint_attempts: "edge/webhooks/endpoint-log.ts",
 };
 
 /** SQL that names `table`: reads, writes, joins and sub-queries (SQL here is written in upper case). */

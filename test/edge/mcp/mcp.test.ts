@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { api, createUser, postJson } from "../helpers";
 import { originUrl } from "../files/fixtures";
 
-const TOOLS = ["run_ffmpeg", "get_task", "wait_for_task", "cancel_task", "list_tasks", "validate_command", "upload_from_url", "list_files", "get_task_log"];
+const TOOLS = ["run_ffmpeg", "run_preset", "list_presets", "get_task", "wait_for_task", "cancel_task", "list_tasks", "validate_command", "upload_from_url", "list_files", "get_task_log"];
 const COMMAND = "ffmpeg -i https://example.com/in.mp4 -t 2 out.mp4";
 
 type ToolResult = { isError?: boolean; content: { type: string; text: string }[]; structuredContent?: Record<string, unknown> };

@@ -1,0 +1,83 @@
+import { createRoute } from "@hono/zod-openapi";
+import {
+  CreateDestinationSchema, DestinationIdParamSchema, DestinationListSchema, DestinationSchema, DestinationTestResultSchema, UpdateDestinationSchema,
+} from "../../shared/schemas/destinations";
+import { requireApiKey } from "../accounts/credentials";
+import { createDestination, removeDestination, requireDestination, testDestination, updateDestination } from "../destinations/manage";
+import { listDestinations, presentDestination } from "../destinations/repository";
+import { bearerSecurity, createApp, problemResponses } from "../lib/openapi";
+
+const problem = (description: string) => ({ description, content: { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } } });
+const json = <T>(schema: T) => ({ "application/json": { schema } });
+const notFound = { 404: problem("No such destination for this key (by id or name)") };
+
+/** The caller's own S3-compatible buckets that task outputs are delivered to (docs/destinations.md). */
+export const destinations = createApp();
+destinations.use("/v1/destinations", requireApiKey);
+destinations.use("/v1/destinations/*", requireApiKey);
+
+destinations.openapi(
+  createRoute({
+    method: "post", path: "/v1/destinations", tags: ["Destinations"], summary: "Save a destination (its secret is stored encrypted and never returned)", security: bearerSecurity,
+    request: { body: { required: true, content: json(CreateDestinationSchema) } },
+    responses: {
+      201: { description: "The destination, with only a fingerprint of its credentials", content: json(DestinationSchema) },
+      ...problemResponses,
+      409: problem("You already have a destination by that name (DESTINATION_NAME_TAKEN)"),
+    },
+  }),
+  async (c) => c.json(presentDestination(await createDestination(c.env, c.get("userId"), c.req.valid("json"))), 201),
+);
+
+destinations.openapi(
+  createRoute({
+    method: "get", path: "/v1/destinations", tags: ["Destinations"], summary: "The caller's destinations, by name", security: bearerSecurity,
+    responses: { 200: { description: "Every destination of the caller", content: json(DestinationListSchema) }, ...problemResponses },
+  }),
+  async (c) => c.json({ destinations: (await listDestinations(c.env.DB, c.get("userId"))).map(presentDestination) }, 200),
+);
+
+destinations.openapi(
+  createRoute({
+    method: "get", path: "/v1/destinations/{destination_id}", tags: ["Destinations"], summary: "One destination, by id or name", security: bearerSecurity,
+    request: { params: DestinationIdParamSchema },
+    responses: { 200: { description: "The destination", content: json(DestinationSchema) }, ...problemResponses, ...notFound },
+  }),
+  async (c) => c.json(presentDestination(await requireDestination(c.env.DB, c.get("userId"), c.req.valid("param").destination_id)), 200),
+);
+
+destinations.openapi(
+  createRoute({
+    method: "patch", path: "/v1/destinations/{destination_id}", tags: ["Destinations"], summary: "Change a destination; new credentials replace the stored ones", security: bearerSecurity,
+    request: { params: DestinationIdParamSchema, body: { required: true, content: json(UpdateDestinationSchema) } },
+    responses: { 200: { description: "The destination as changed", content: json(DestinationSchema) }, ...problemResponses, ...notFound, 409: problem("The new name is another destination's (DESTINATION_NAME_TAKEN)") },
+  }),
+  async (c) => c.json(presentDestination(await updateDestination(c.env, c.get("userId"), c.req.valid("param").destination_id, c.req.valid("json"))), 200),
+);
+
+destinations.openapi(
+  createRoute({
+    method: "delete", path: "/v1/destinations/{destination_id}", tags: ["Destinations"], summary: "Delete a destination (deliveries still pending to it fail DESTINATION_NOT_FOUND)", security: bearerSecurity,
+    request: { params: DestinationIdParamSchema },
+    responses: { 204: { description: "Deleted" }, ...problemResponses, ...notFound },
+  }),
+  async (c) => {
+    await removeDestination(c.env, c.get("userId"), c.req.valid("param").destination_id);
+    return c.body(null, 204);
+  },
+);
+
+destinations.openapi(
+  createRoute({
+    method: "post", path: "/v1/destinations/{destination_id}/test", tags: ["Destinations"], summary: "Write and delete a probe object with the stored credentials", security: bearerSecurity,
+    request: { params: DestinationIdParamSchema },
+    responses: {
+      200: { description: "The probe was written and deleted", content: json(DestinationTestResultSchema) },
+      ...problemResponses,
+      ...notFound,
+      422: problem("The destination refused the probe (DESTINATION_REFUSED, with S3's code in `s3_code`) or the key pair (DESTINATION_CREDENTIALS)"),
+      502: problem("The destination could not be reached (DESTINATION_UNREACHABLE)"),
+    },
+  }),
+  async (c) => c.json(await testDestination(c.env, c.get("userId"), c.req.valid("param").destination_id), 200),
+);

@@ -1,0 +1,149 @@
+import { AppError } from "../../shared/errors";
+import type { OutputDestination, TaskDestination } from "../../shared/schemas/destinations";
+import { DELIVERY_TIMEOUT_MS, deliverObject, deliveryKey, destinationOfUser } from "../destinations/deliver";
+import { purgeCached } from "../files/cdn-cache";
+import { deleteFile } from "../files/records";
+import { log } from "../lib/log";
+import { outputKey } from "./outputs";
+import { updateFinishedOutputs } from "./repository";
+import type { LiveState, StoredOutput } from "./state";
+
+/** Where an output went, as kept on the task's outputs (`mode` is ours: the API shows the rest). */
+export type StoredDelivery = OutputDestination & { mode: TaskDestination["mode"] };
+export type DeliveredOutput = StoredOutput & { destination?: StoredDelivery };
+
+/** One output's delivery in the task object's storage. */
+interface DeliveryEntry {
+  filename: string;
+  delivery: StoredDelivery;
+  /** When the next attempt is due (epoch ms). */
+  due_at: number;
+}
+
+const PLAN_KEY = "delivery-plan";
+const ENTRIES_KEY = "deliveries";
+/** Pauses after the 1st, 2nd, … failed attempt; an output is given up (`failed`) after the last. */
+const RETRY_DELAYS_MS = [30_000, 2 * 60_000, 10 * 60_000, 30 * 60_000];
+const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
+/** Refusals that another attempt cannot change. */
+const FINAL_CODES = new Set(["DESTINATION_NOT_FOUND", "URL_HOST_BLOCKED", "URL_NOT_ALLOWED", "OUTPUT_MISSING"]);
+
+/**
+ * A task's deliveries to its destination, kept in its object's storage and driven by its alarm,
+ * so they survive an evicted object or a restarted Worker. The task is `completed` as soon as its
+ * outputs are in R2 (FFHub's clients stop polling then, and its webhook fires with each output's
+ * destination `pending`); each output is then streamed from R2 to the destination, up to
+ * MAX_ATTEMPTS times with growing pauses, and its `destination` on the task's record (D1) says
+ * how it went. An attempt is counted before it starts, so an attempt cut short by an eviction
+ * counts too and nothing is retried forever.
+ */
+export class TaskDeliveries {
+  constructor(private readonly storage: DurableObjectStorage) {}
+
+  keepPlan(plan: TaskDestination): Promise<void> {
+    return this.storage.put(PLAN_KEY, plan);
+  }
+
+  /**
+   * The ended task with each output's delivery `pending` (or `failed` if its destination is gone),
+   * and the storage entries to put with the end. Nothing for a task that did not complete or
+   * named no destination.
+   */
+  async atEnd(env: Env, state: LiveState): Promise<{ state: LiveState; entries: Record<string, DeliveryEntry[]> }> {
+    const plan = await this.storage.get<TaskDestination>(PLAN_KEY);
+    if (!plan || state.status !== "completed" || !state.outputs?.length) return { state, entries: {} };
+    const row = await destinationOfUser(env.DB, state.user_id, plan.id).catch((error: unknown) => {
+      if (error instanceof AppError) return error;
+      throw error;
+    });
+    const now = Date.now();
+    const entries = state.outputs.map((output): DeliveryEntry => {
+      const delivery: StoredDelivery = row instanceof AppError
+        ? { id: plan.id, status: "failed", key: "", attempts: 0, error: row.detail, error_code: row.code, mode: plan.mode }
+        : { id: row.id, status: "pending", key: deliveryKey(row, state.task_id, output.filename), attempts: 0, mode: plan.mode };
+      return { filename: output.filename, delivery, due_at: now };
+    });
+    return { state: { ...state, outputs: withDeliveries(state.outputs, entries) }, entries: { [ENTRIES_KEY]: entries } };
+  }
+
+  /** When the alarm should ring for the next attempt, if one is due. */
+  async retryAt(): Promise<number | undefined> {
+    const due = ((await this.storage.get<DeliveryEntry[]>(ENTRIES_KEY)) ?? []).filter((entry) => entry.delivery.status === "pending").map((entry) => entry.due_at);
+    return due.length ? Math.min(...due) : undefined;
+  }
+
+  /** Sets the alarm for the next due attempt, unless it already rings sooner. */
+  async arm(): Promise<void> {
+    const at = await this.retryAt();
+    if (at === undefined) return;
+    const current = await this.storage.getAlarm();
+    if (current === null || current > at) await this.storage.setAlarm(at);
+  }
+
+  /**
+   * Makes every due attempt, one output at a time (streamed R2 → destination), then sets the
+   * alarm for the next. Entries are read afresh around each attempt, which awaits the network.
+   */
+  async run(env: Env, state: LiveState | undefined): Promise<void> {
+    if (!state || state.status !== "completed" || !state.outputs) return;
+    for (;;) {
+      const entries = (await this.storage.get<DeliveryEntry[]>(ENTRIES_KEY)) ?? [];
+      const due = entries.find((entry) => entry.delivery.status === "pending" && entry.due_at <= Date.now());
+      if (!due) break;
+      const attempts = due.delivery.attempts + 1;
+      // Should this attempt be cut short (an evicted object), the alarm makes the next one once it would have timed out.
+      await this.save({ ...due, delivery: { ...due.delivery, attempts }, due_at: Date.now() + DELIVERY_TIMEOUT_MS + retryDelay(attempts) });
+      await this.arm();
+      const after = await attempt(env, state, { ...due, delivery: { ...due.delivery, attempts } });
+      const saved = await this.save({ ...due, delivery: after, due_at: Date.now() + retryDelay(attempts) });
+      await updateFinishedOutputs(env.DB, state.task_id, withDeliveries(state.outputs, saved));
+    }
+    await this.arm();
+  }
+
+  /** Replaces one output's entry; returns them all. */
+  private async save(entry: DeliveryEntry): Promise<DeliveryEntry[]> {
+    const entries = ((await this.storage.get<DeliveryEntry[]>(ENTRIES_KEY)) ?? []).map((candidate) => (candidate.filename === entry.filename ? entry : candidate));
+    await this.storage.put(ENTRIES_KEY, entries);
+    return entries;
+  }
+}
+
+async function attempt(env: Env, state: LiveState, entry: DeliveryEntry): Promise<StoredDelivery> {
+  const { delivery } = entry;
+  const sourceKey = outputKey(state.user_id, state.task_id, entry.filename);
+  try {
+    const object = await env.FILES.get(sourceKey);
+    if (!object) throw new AppError("NOT_FOUND", `The output '${entry.filename}' is no longer stored here (expired or deleted), so it cannot be delivered.`);
+    const url = await deliverObject(env, state.user_id, delivery.id, delivery.key, { stream: object.body, length: object.size, contentType: object.httpMetadata?.contentType ?? "application/octet-stream" });
+    if (delivery.mode === "only") {
+      await deleteFile(env, { key: sourceKey, user_id: state.user_id });
+      await purgeCached(env, [sourceKey]);
+    }
+    const { error: _error, error_code: _code, ...rest } = delivery;
+    return { ...rest, status: "delivered", url };
+  } catch (error) {
+    const known = error instanceof AppError ? error : undefined;
+    const code = known?.code === "NOT_FOUND" ? "OUTPUT_MISSING" : (known?.code ?? "DESTINATION_UNREACHABLE");
+    if (!known) log.error("delivery attempt failed", { task_id: state.task_id, filename: entry.filename, error });
+    const giveUp = FINAL_CODES.has(code) || delivery.attempts >= MAX_ATTEMPTS;
+    return { ...delivery, status: giveUp ? "failed" : "pending", error: known?.detail ?? "The delivery failed unexpectedly.", error_code: code };
+  }
+}
+
+/** The task's outputs, each with its delivery. */
+function withDeliveries(outputs: readonly StoredOutput[], entries: readonly DeliveryEntry[]): DeliveredOutput[] {
+  return outputs.map((output) => {
+    const entry = entries.find((candidate) => candidate.filename === output.filename);
+    return entry ? { ...output, destination: entry.delivery } : output;
+  });
+}
+
+function retryDelay(attempts: number): number {
+  return RETRY_DELAYS_MS[Math.min(attempts, RETRY_DELAYS_MS.length) - 1]!;
+}
+
+/** The sooner of two alarm times, either of which may be absent. */
+export function earliest(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined ? b : b === undefined ? a : Math.min(a, b);
+}

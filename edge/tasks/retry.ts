@@ -1,0 +1,59 @@
+import { AppError } from "../../shared/errors";
+import { checkCommand } from "../../shared/ffmpeg";
+import type { RetriedTask } from "../../shared/schemas/batch";
+import { CreateTaskSchema } from "../../shared/schemas/tasks";
+import { isServed, servedKeyOf } from "../files/served-files";
+import { config } from "../lib/config";
+import { type TaskRow, requireOwnTask } from "./repository";
+import { isFinal } from "./state";
+import { type TaskSubmission, submitTask } from "./submit";
+
+/** CreateTask's bound on timeout_seconds. */
+const MAX_TIMEOUT_SECONDS = 86_400;
+
+/**
+ * A finished task of the user (completed or failed, canceled included) run again as a new task:
+ * the same command (a preset's task stored its expanded command), metadata choice, webhook and
+ * time limit, submitted like any new task (policy, quota, queue). Refused before anything is
+ * written when the task has not finished (TASK_NOT_FINISHED) or when one of its inputs is a
+ * file of ours that is gone (INPUT_EXPIRED, naming it): that task would only fail at download.
+ */
+export async function retryTask(env: Env, userId: string, taskId: string, now = new Date()): Promise<RetriedTask> {
+  const row = await requireOwnTask(env.DB, userId, taskId);
+  if (!isFinal(row.status)) {
+    throw new AppError("TASK_NOT_FINISHED", `Task '${taskId}' is ${row.status}; only a completed or failed task can be retried. Wait for it to end, or cancel it first.`);
+  }
+  const submission = resubmissionOf(row);
+  await requireInputsServed(env, taskId, submission.command, now);
+  return { ...(await submitTask(env, userId, submission, now)), retry_of: taskId };
+}
+
+/**
+ * What the task was submitted with, as a new submission. The time limit is the one it ran under
+ * (the row keeps no other), except after a TIMEOUT: that limit may have been cut by the day's
+ * quota, and the same limit would end the retry the same way.
+ */
+function resubmissionOf(row: TaskRow): TaskSubmission & { command: string } {
+  const timeLimit = row.error_code === "TIMEOUT" ? undefined : row.time_limit_seconds;
+  const submission = CreateTaskSchema.parse({
+    command: row.command,
+    with_metadata: row.with_metadata === 1,
+    ...(row.webhook_url === null ? {} : { webhook: row.webhook_url }),
+    ...(timeLimit ? { timeout_seconds: Math.min(timeLimit, MAX_TIMEOUT_SECONDS) } : {}),
+  });
+  return { ...submission, command: row.command };
+}
+
+async function requireInputsServed(env: Env, taskId: string, command: string, now: Date): Promise<void> {
+  const inputs = checkCommand(command, { allowHosts: config(env).devFetchAllowHosts }).inputs.map((input) => input.url);
+  for (const url of new Set(inputs)) {
+    const key = servedKeyOf(env, url);
+    if (key !== undefined && !(await isServed(env, key, now))) {
+      throw new AppError(
+        "INPUT_EXPIRED",
+        `Input '${url}' of task '${taskId}' has expired or was deleted, so a retry could only fail. Upload the file again and submit a new task (POST /v1/tasks) with its new URL.`,
+        { input: url },
+      );
+    }
+  }
+}

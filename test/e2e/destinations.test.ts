@@ -1,0 +1,105 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import S3rver from "@20minutes/s3rver";
+import { AwsClient } from "aws4fetch";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { makeClip, mediaDir } from "../../scripts/lib/media";
+import { Stack, authed, uploadLocalFile } from "../../scripts/lib/local-stack";
+import { type TaskBody, getTask, submitTask, waitForEnd } from "./helpers";
+
+/** s3rver's built-in account: the only key pair whose signatures it accepts. */
+const S3RVER_KEY = "S3RVER";
+const BUCKET = "user-media";
+
+type Delivered = Omit<TaskBody, "outputs"> & { outputs?: (NonNullable<TaskBody["outputs"]>[number] & { destination?: { id: string; status: string; key: string; url?: string; attempts: number; error_code?: string } })[] };
+
+let stack: Stack;
+let s3: S3rver;
+let s3Dir: string;
+let endpoint: string;
+let alice: { key: string; userId: string };
+let clipUrl: string;
+
+beforeAll(async () => {
+  s3Dir = await mkdtemp(join(tmpdir(), "ffedge-destination-"));
+  s3 = new S3rver({ address: "127.0.0.1", port: 0, silent: true, directory: s3Dir, configureBuckets: [{ name: BUCKET }] });
+  endpoint = `http://127.0.0.1:${((await s3.run()) as AddressInfo).port}`;
+  stack = await Stack.start();
+  alice = await stack.createUser();
+  clipUrl = (await uploadLocalFile(stack, alice.key, await makeClip(await mediaDir(), "clip.mp4", { seconds: 3, size: "320x240" }))).url;
+}, 120_000);
+
+afterAll(async () => {
+  await stack?.stop();
+  await s3?.close();
+  if (s3Dir) await rm(s3Dir, { recursive: true, force: true });
+});
+
+function post(path: string, body: unknown): Promise<Response> {
+  return stack.fetch(path, authed(alice.key, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }));
+}
+
+/** The object at `url` read from the S3 server with a SigV4-signed GET, as the bucket's owner would. */
+async function readObject(url: string): Promise<Uint8Array> {
+  const response = await new AwsClient({ accessKeyId: S3RVER_KEY, secretAccessKey: S3RVER_KEY, service: "s3", region: "us-east-1" }).fetch(url);
+  expect(response.status, url).toBe(200);
+  return new Uint8Array(await response.arrayBuffer());
+}
+
+/** Polls the task until none of its outputs waits for its delivery. */
+async function waitForDeliveries(taskId: string): Promise<Delivered> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const task = (await getTask(stack, alice.key, taskId)) as Delivered;
+    if (task.outputs?.every((output) => output.destination && output.destination.status !== "pending")) return task;
+    if (Date.now() > deadline) throw new Error(`deliveries of ${taskId} still pending: ${JSON.stringify(task.outputs)}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+describe("outputs delivered to the user's own S3-compatible bucket", () => {
+  let destinationId: string;
+  /** Where the CDN serves outputs, up to the task id. */
+  let cdnOutputs: string;
+
+  it("saves a destination without returning its secret, and its test writes and deletes a probe", async () => {
+    const created = await post("/v1/destinations", { name: "local-bucket", type: "s3", endpoint, region: "us-east-1", bucket: BUCKET, prefix: "ffedge/", access_key_id: S3RVER_KEY, secret_access_key: S3RVER_KEY });
+    const text = await created.text();
+    expect(created.status, text).toBe(201);
+    expect(text).not.toContain("secret_access_key");
+    destinationId = (JSON.parse(text) as { id: string }).id;
+    const tested = await post(`/v1/destinations/${destinationId}/test`, {});
+    expect(tested.status, await tested.clone().text()).toBe(200);
+  });
+
+  it("copies a task's outputs there: the task says where each went, and the bytes are the CDN's", async () => {
+    const response = await submitTask(stack, alice.key, { command: `ffmpeg -i ${clipUrl} -t 1 -c copy cut.mp4 -t 1 -vn -c:a libmp3lame sound.mp3`, destination: { id: "local-bucket", mode: "copy" } });
+    expect(response.status, await response.clone().text()).toBe(201);
+    const { task_id } = (await response.json()) as { task_id: string };
+    expect((await waitForEnd(stack, alice.key, task_id)).task.status).toBe("completed");
+    const task = await waitForDeliveries(task_id);
+    cdnOutputs = task.outputs![0]!.url.slice(0, task.outputs![0]!.url.indexOf(`/${task_id}/`));
+    for (const output of task.outputs!) {
+      expect(output.destination).toMatchObject({ id: destinationId, status: "delivered", key: `ffedge/${task_id}/${output.filename}`, attempts: 1 });
+      const delivered = await readObject(output.destination!.url!);
+      const ours = new Uint8Array(await (await fetch(output.url)).arrayBuffer());
+      expect(delivered.byteLength).toBe(output.size);
+      expect(Buffer.from(delivered).equals(Buffer.from(ours))).toBe(true);
+    }
+  });
+
+  it("with `only`, the output's url is the bucket's and the CDN copy is gone", async () => {
+    const response = await submitTask(stack, alice.key, { command: `ffmpeg -i ${clipUrl} -t 1 -c copy only.mp4`, destination: { id: destinationId, mode: "only" } });
+    const { task_id } = (await response.json()) as { task_id: string };
+    expect((await waitForEnd(stack, alice.key, task_id)).task.status).toBe("completed");
+    const task = await waitForDeliveries(task_id);
+    const output = task.outputs![0]!;
+    expect(output.destination!.status).toBe("delivered");
+    expect(output.url).toBe(output.destination!.url);
+    expect(output.url.startsWith(`${endpoint}/${BUCKET}/ffedge/${task_id}/`)).toBe(true);
+    expect((await readObject(output.url)).byteLength).toBe(output.size);
+    expect((await fetch(`${cdnOutputs}/${task_id}/only.mp4`)).status).toBe(404);
+  });
+});
