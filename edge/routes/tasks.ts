@@ -36,7 +36,7 @@ tasks.openapi(
 tasks.openapi(
   createRoute({
     method: "post", path: "/v1/tasks/validate", tags: ["Tasks"], summary: "Check a command against the policy without running it", security: bearerSecurity,
-    request: { body: { required: true, content: { "application/json": { schema: CreateTaskSchema.pick({ command: true }) } } } },
+    request: { body: { required: true, content: { "application/json": { schema: CreateTaskSchema.pick({ command: true }).required() } } } },
     responses: {
       200: { description: "The command would be accepted", content: { "application/json": { schema: z.object({ valid: z.literal(true), inputs: z.array(z.string()), outputs: z.array(z.string()) }) } } },
       ...problemResponses,

@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import { randomHex } from "../../shared/encoding";
 import { AppError } from "../../shared/errors";
-import { checkCommand } from "../../shared/ffmpeg";
+import { checkCommand, checkSteps } from "../../shared/ffmpeg";
 import type { CreateTaskSchema } from "../../shared/schemas/tasks";
 import { startOfUtcDay } from "../accounts/usage";
 import { queueJobs } from "../dispatch/dispatcher";
@@ -9,6 +9,7 @@ import { config } from "../lib/config";
 import { taskStub } from "../lib/stubs";
 import { checkWebhookUrl } from "../webhooks/delivery";
 import { insertTaskWithinQuota } from "./repository";
+import { type StoredStep, storedStepsCommand } from "./steps";
 
 export type TaskSubmission = z.output<typeof CreateTaskSchema>;
 export interface SubmittedTask {
@@ -25,17 +26,17 @@ export interface SubmittedTask {
  */
 export async function submitTask(env: Env, userId: string, submission: TaskSubmission, now = new Date()): Promise<SubmittedTask> {
   const settings = config(env);
-  checkCommand(submission.command, { allowHosts: settings.devFetchAllowHosts });
+  const work = checkedWork(submission, settings.devFetchAllowHosts);
   const webhook = submission.webhook ? checkWebhookUrl(submission.webhook, settings.devFetchAllowHosts).toString() : null;
   const taskId = `tsk_${randomHex(12)}`;
   const createdAt = now.toISOString();
   const quota = { since: startOfUtcDay(now), seconds: settings.dailyTaskSeconds, taskTimeoutSeconds: settings.taskTimeoutSeconds, requestedSeconds: submission.timeout_seconds };
-  const row = { id: taskId, user_id: userId, command: submission.command, with_metadata: submission.with_metadata ? 1 : 0, webhook_url: webhook, created_at: createdAt };
+  const row = { id: taskId, user_id: userId, command: work.stored, with_metadata: submission.with_metadata ? 1 : 0, webhook_url: webhook, created_at: createdAt };
   const timeLimit = await insertTaskWithinQuota(env.DB, row, quota);
   if (timeLimit === undefined) throw quotaExceeded(quota.seconds, now);
   const task = taskStub(env, taskId);
   const job = { task_id: taskId, user_id: userId, created_at: createdAt };
-  await task.init({ ...job, time_limit_seconds: timeLimit }, { command: submission.command, with_metadata: submission.with_metadata === true, webhook_url: webhook });
+  await task.init({ ...job, time_limit_seconds: timeLimit }, { command: work.command, ...(work.steps ? { steps: work.steps } : {}), with_metadata: submission.with_metadata === true, webhook_url: webhook });
   try {
     await queueJobs(env, [job]);
   } catch (error) {
@@ -43,6 +44,22 @@ export async function submitTask(env: Env, userId: string, submission: TaskSubmi
     throw error;
   }
   return { task_id: taskId, status: "pending", created_at: createdAt };
+}
+
+/**
+ * What the task runs, past the policy: one command, or a chain of steps (kept in the record's
+ * `command` as JSON, ./steps.ts; the job's `command` is then the first step's).
+ */
+function checkedWork(submission: TaskSubmission, allowHosts: readonly string[]): { stored: string; command: string; steps?: StoredStep[] } {
+  const { command, steps } = submission;
+  if (steps && command === undefined) {
+    const checked = checkSteps(steps, { allowHosts });
+    const kept = checked.map((step) => ({ command: steps[step.index]!.command, publish: step.publish }));
+    return { stored: storedStepsCommand(kept), command: kept[0]!.command, steps: kept };
+  }
+  if (command === undefined || steps) throw new AppError("VALIDATION_FAILED", "Give exactly one of 'command' (one ffmpeg command) and 'steps' (a chain of them).");
+  checkCommand(command, { allowHosts });
+  return { stored: command, command };
 }
 
 /**
