@@ -28,7 +28,7 @@ export const SLOW_EDGE_TESTS = [
 /** Transcoder tests that run real ffmpeg jobs to their end or wait out real grace periods, stall windows and cooldowns. */
 export const SLOW_NODE_TESTS = [
   "test/transcoder/server.test.ts",
-  "test/transcoder/jobs/{shutdown,guard,job-run,workspace-full,still-picture}.test.ts",
+  "test/transcoder/jobs/{shutdown,guard,job-run,workspace-full,still-picture,steps}.test.ts",
   "test/transcoder/routes/jobs.test.ts",
 ];
 

@@ -54,6 +54,7 @@ export const ERROR_STATUS = {
   PRESET_NAME_TAKEN: 409,
   /** Built-in presets cannot be changed or deleted. */
   PRESET_READ_ONLY: 403,
+  STEP_REFERENCE_INVALID: 400,
   TRANSCODER_BUSY: 503,
   TASK_NOT_RUNNABLE: 409,
   TASK_NOT_FINISHED: 409,
@@ -162,6 +163,7 @@ export const ERROR_TITLES: Record<ErrorCode, string> = {
   PRESET_NOT_FOUND: "Preset not found",
   PRESET_NAME_TAKEN: "Preset name taken",
   PRESET_READ_ONLY: "Preset is read-only",
+  STEP_REFERENCE_INVALID: "Step reference invalid",
   TRANSCODER_BUSY: "Transcoder busy",
   TASK_NOT_RUNNABLE: "Task not runnable",
   TASK_NOT_FINISHED: "Task not finished",

@@ -4,7 +4,10 @@ import { signToken } from "../lib/signed-token";
 
 /** What a task runs, as submitted: all a dispatch needs besides the task's id and run. */
 export interface JobSpec {
+  /** A chained task's: its first step's command. */
   command: string;
+  /** A chained task's steps (its outputs published unless `publish` is false). */
+  steps?: { command: string; publish: boolean }[];
   with_metadata: boolean;
   webhook_url: string | null;
 }
@@ -21,6 +24,7 @@ export async function jobFor(env: Env, taskId: string, spec: JobSpec, run: numbe
     task_id: taskId,
     run,
     command: spec.command,
+    ...(spec.steps ? { steps: spec.steps } : {}),
     with_metadata: spec.with_metadata,
     callback_url: `${settings.edgeUrl}/internal/tasks/${taskId}`,
     // The run number goes into the token: a lost run that comes back cannot report on its successor.

@@ -5,6 +5,7 @@ import type { DeliveredOutput, StoredDelivery } from "./deliveries";
 import { outputKey } from "./outputs";
 import type { TaskRow } from "./repository";
 import { type LiveState, type StoredOutput, etaSeconds, isFinal } from "./state";
+import { presentSteps, shownCommand, stepsOfCommand } from "./steps";
 
 /** The columns of a task's record that the API presents. */
 export type TaskRecord = Pick<TaskRow, "id" | "user_id" | "command" | "with_metadata" | "status" | "progress" | "outputs" | "error" | "error_code" | "created_at" | "started_at" | "finished_at" | "retries">;
@@ -37,6 +38,8 @@ export function presentTask(env: Env, row: TaskRecord, live?: LiveState, now = D
     if (code) task.error_code = code;
     if (code === "CANCELED" && finishedAt) task.canceled_at = finishedAt;
   }
+  const steps = stepsOfCommand(row.command);
+  if (steps) Object.assign(task, { command: shownCommand(steps), steps: presentSteps(steps, task, outputs, live) });
   return task;
 }
 

@@ -1,11 +1,12 @@
 import { AppError } from "../../shared/errors";
-import { checkCommand } from "../../shared/ffmpeg";
+import { checkCommand, checkSteps } from "../../shared/ffmpeg";
 import type { RetriedTask } from "../../shared/schemas/batch";
 import { CreateTaskSchema } from "../../shared/schemas/tasks";
 import { isServed, servedKeyOf } from "../files/served-files";
 import { config } from "../lib/config";
 import { type TaskRow, requireOwnTask } from "./repository";
 import { isFinal } from "./state";
+import { stepsOfCommand } from "./steps";
 import { type TaskSubmission, submitTask } from "./submit";
 
 /** CreateTask's bound on timeout_seconds. */
@@ -24,7 +25,7 @@ export async function retryTask(env: Env, userId: string, taskId: string, now = 
     throw new AppError("TASK_NOT_FINISHED", `Task '${taskId}' is ${row.status}; only a completed or failed task can be retried. Wait for it to end, or cancel it first.`);
   }
   const submission = resubmissionOf(row);
-  await requireInputsServed(env, taskId, submission.command, now);
+  await requireInputsServed(env, taskId, inputsOf(env, submission), now);
   return { ...(await submitTask(env, userId, submission, now)), retry_of: taskId };
 }
 
@@ -33,19 +34,25 @@ export async function retryTask(env: Env, userId: string, taskId: string, now = 
  * (the row keeps no other), except after a TIMEOUT: that limit may have been cut by the day's
  * quota, and the same limit would end the retry the same way.
  */
-function resubmissionOf(row: TaskRow): TaskSubmission & { command: string } {
+function resubmissionOf(row: TaskRow): TaskSubmission {
   const timeLimit = row.error_code === "TIMEOUT" ? undefined : row.time_limit_seconds;
-  const submission = CreateTaskSchema.parse({
-    command: row.command,
+  const steps = stepsOfCommand(row.command);
+  return CreateTaskSchema.parse({
+    ...(steps ? { steps } : { command: row.command }),
     with_metadata: row.with_metadata === 1,
     ...(row.webhook_url === null ? {} : { webhook: row.webhook_url }),
     ...(timeLimit ? { timeout_seconds: Math.min(timeLimit, MAX_TIMEOUT_SECONDS) } : {}),
   });
-  return { ...submission, command: row.command };
 }
 
-async function requireInputsServed(env: Env, taskId: string, command: string, now: Date): Promise<void> {
-  const inputs = checkCommand(command, { allowHosts: config(env).devFetchAllowHosts }).inputs.map((input) => input.url);
+/** The URLs a submission downloads: its command's inputs, or every step's (references to earlier steps are not URLs). */
+function inputsOf(env: Env, submission: TaskSubmission): string[] {
+  const allowHosts = config(env).devFetchAllowHosts;
+  if (submission.steps) return checkSteps(submission.steps, { allowHosts }).flatMap((step) => step.parsed.inputs.map((input) => input.url));
+  return checkCommand(submission.command!, { allowHosts }).inputs.map((input) => input.url);
+}
+
+async function requireInputsServed(env: Env, taskId: string, inputs: readonly string[], now: Date): Promise<void> {
   for (const url of new Set(inputs)) {
     const key = servedKeyOf(env, url);
     if (key !== undefined && !(await isServed(env, key, now))) {

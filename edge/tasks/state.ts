@@ -46,6 +46,9 @@ export interface LiveState {
   outputs: StoredOutput[] | null;
   error: string | null;
   error_code: TaskFailureCode | null;
+  /** Chained tasks: the step the run last reported (running, or the one it failed at), and that step's own 0–100. */
+  step?: number;
+  step_progress?: number;
 }
 
 export interface Limits {
@@ -144,6 +147,7 @@ export function lostTranscoder(state: LiveState, reason: string, now: number, ha
   return {
     ...state, status: "pending", progress: 0, started_at: null, last_seq: -1, heartbeat_at: null,
     dispatch: "queued", dispatch_at: at(now), resend_at: at(now + QUEUED_RESEND_MS), dispatch_target: null, unreachable: 0, unreachable_since: null, retries: state.retries + 1,
+    ...(state.step === undefined ? {} : { step: 0, step_progress: 0 }),
     ...(free ? { handed_back: handBacks + 1 } : {}),
   };
 }
@@ -168,12 +172,13 @@ export function applyEvent(state: LiveState, event: JobEvent, now: string): Live
         started_at: startOf(state, now),
         // Shown below 100 until the outputs are really stored.
         progress: Math.max(state.progress, Math.min(event.progress, 99)),
+        ...(event.step === undefined ? {} : { step: event.step, step_progress: event.step_progress ?? 0 }),
       };
     case "completed":
       return { ...next, status: "completed", progress: 100, started_at: startOf(state, now), finished_at: now, outputs: event.outputs };
     case "failed":
       if (event.error_code === "TRANSCODER_LOST") return lostTranscoder(next, event.error, Date.parse(now));
-      return fail({ ...next, started_at: startOf(state, now) }, event.error_code, event.error, now);
+      return fail({ ...next, started_at: startOf(state, now), ...(event.step === undefined ? {} : { step: event.step }) }, event.error_code, event.error, now);
     case "handed_back":
       return lostTranscoder(next, event.reason, Date.parse(now), true, event.error_code);
   }
@@ -196,7 +201,7 @@ function startOf(state: LiveState, now: string): string {
  */
 export function onlyProgressMoved(state: LiveState, next: LiveState): boolean {
   if (state.status !== "running" || next.status !== "running") return false;
-  const rest = ({ progress: _p, last_seq: _s, heartbeat_at: _h, ...others }: LiveState) => others;
+  const rest = ({ progress: _p, last_seq: _s, heartbeat_at: _h, step_progress: _sp, ...others }: LiveState) => others;
   const [a, b] = [rest(state), rest(next)];
   return (Object.keys(a) as (keyof typeof a)[]).every((key) => JSON.stringify(a[key]) === JSON.stringify(b[key]));
 }

@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import { randomHex } from "../../shared/encoding";
 import { AppError } from "../../shared/errors";
-import { checkCommand } from "../../shared/ffmpeg";
+import { checkCommand, checkSteps } from "../../shared/ffmpeg";
 import type { CreateTaskSchema } from "../../shared/schemas/tasks";
 import { startOfUtcDay } from "../accounts/usage";
 import { queueJobs } from "../dispatch/dispatcher";
@@ -12,6 +12,7 @@ import { resolvePreset } from "../presets/manage";
 import { taskStub } from "../lib/stubs";
 import { checkWebhookUrl } from "../webhooks/delivery";
 import { insertTaskWithinQuota } from "./repository";
+import { type StoredStep, storedStepsCommand } from "./steps";
 
 export type TaskSubmission = z.output<typeof CreateTaskSchema>;
 export interface SubmittedTask {
@@ -28,20 +29,19 @@ export interface SubmittedTask {
  */
 export async function submitTask(env: Env, userId: string, submission: TaskSubmission, now = new Date()): Promise<SubmittedTask> {
   const settings = config(env);
-  const command = await commandOf(env, userId, submission);
-  checkCommand(command, { allowHosts: settings.devFetchAllowHosts });
+  const work = await checkedWork(env, userId, submission, settings.devFetchAllowHosts);
   const webhook = submission.webhook ? checkWebhookUrl(submission.webhook, settings.devFetchAllowHosts).toString() : null;
   // The user's own destination, by id or name, resolved to its id: a rename later does not redirect the task.
   const destination = submission.destination ? { id: (await destinationOfUser(env.DB, userId, submission.destination.id)).id, mode: submission.destination.mode } : undefined;
   const taskId = `tsk_${randomHex(12)}`;
   const createdAt = now.toISOString();
   const quota = { since: startOfUtcDay(now), seconds: settings.dailyTaskSeconds, taskTimeoutSeconds: settings.taskTimeoutSeconds, requestedSeconds: submission.timeout_seconds };
-  const row = { id: taskId, user_id: userId, command, with_metadata: submission.with_metadata ? 1 : 0, webhook_url: webhook, created_at: createdAt };
+  const row = { id: taskId, user_id: userId, command: work.stored, with_metadata: submission.with_metadata ? 1 : 0, webhook_url: webhook, created_at: createdAt };
   const timeLimit = await insertTaskWithinQuota(env.DB, row, quota);
   if (timeLimit === undefined) throw quotaExceeded(quota.seconds, now);
   const task = taskStub(env, taskId);
   const job = { task_id: taskId, user_id: userId, created_at: createdAt };
-  await task.init({ ...job, time_limit_seconds: timeLimit }, { command, with_metadata: submission.with_metadata === true, webhook_url: webhook }, destination);
+  await task.init({ ...job, time_limit_seconds: timeLimit }, { command: work.command, ...(work.steps ? { steps: work.steps } : {}), with_metadata: submission.with_metadata === true, webhook_url: webhook }, destination);
   try {
     await queueJobs(env, [job]);
   } catch (error) {
@@ -52,17 +52,24 @@ export async function submitTask(env: Env, userId: string, submission: TaskSubmi
 }
 
 /**
- * The command the task runs: the one given, or its preset's with the params in place (the
- * preset's own checks, then the policy like any command). Exactly one of the two.
+ * What the task runs, past the policy: one command (given, or a preset's with its params in
+ * place), or a chain of steps (kept in the record's `command` as JSON, ./steps.ts; the job's
+ * `command` is then the first step's). Exactly one of the three.
  */
-async function commandOf(env: Env, userId: string, submission: TaskSubmission): Promise<string> {
-  if (submission.preset === undefined) {
-    if (submission.command === undefined) throw new AppError("VALIDATION_FAILED", "The task needs a `command`, or a `preset` with its `params`.");
-    if (submission.params !== undefined) throw new AppError("VALIDATION_FAILED", "`params` go with a `preset`; a `command` takes none.");
-    return submission.command;
+async function checkedWork(env: Env, userId: string, submission: TaskSubmission, allowHosts: readonly string[]): Promise<{ stored: string; command: string; steps?: StoredStep[] }> {
+  const { command, steps, preset, params } = submission;
+  if ([command, steps, preset].filter((given) => given !== undefined).length !== 1) {
+    throw new AppError("VALIDATION_FAILED", "Give exactly one of 'command' (one ffmpeg command), 'preset' (a saved command, with its 'params') and 'steps' (a chain of commands).");
   }
-  if (submission.command !== undefined) throw new AppError("VALIDATION_FAILED", "Give either a `command` or a `preset`, not both.");
-  return expandPreset(await resolvePreset(env, userId, submission.preset), submission.params);
+  if (params !== undefined && preset === undefined) throw new AppError("VALIDATION_FAILED", "'params' go with a 'preset'; a 'command' or 'steps' take none.");
+  if (steps) {
+    const checked = checkSteps(steps, { allowHosts });
+    const kept = checked.map((step) => ({ command: steps[step.index]!.command, publish: step.publish }));
+    return { stored: storedStepsCommand(kept), command: kept[0]!.command, steps: kept };
+  }
+  const one = preset !== undefined ? expandPreset(await resolvePreset(env, userId, preset), params) : command!;
+  checkCommand(one, { allowHosts });
+  return { stored: one, command: one };
 }
 
 /**

@@ -13,10 +13,11 @@ import { TaskFanOut } from "./fan-out";
 import { writeCancelNote } from "./logs";
 import { endedTaskRecord, handoverFor } from "./webhook-event";
 import { verifyStoredOutputs } from "./outputs";
-import { findTaskById, markFinished, markRetried, markRunning } from "./repository";
+import { type TaskRow, findTaskById, markFinished, markRetried, markRunning } from "./repository";
 import {
   type CancelResult, type ClaimResult, type LiveState, type Limits, applyEvent, claim, dispatched, dueAction, fail, initialState, isFinal, lostTranscoder, queued, unreachable, waiting,
 } from "./state";
+import { stepsOfCommand } from "./steps";
 import { TaskStore } from "./task-store";
 
 /** `time_limit_seconds`: the task's own limit, reserved against its owner's daily quota at submission. */
@@ -227,7 +228,7 @@ export class TaskObject extends DurableObject<Env> {
       const state = await this.store.load();
       if (!state) {
         const row = await findTaskById(this.env.DB, meta.task_id);
-        if (row) await this.store.keepJob({ command: row.command, with_metadata: row.with_metadata === 1, webhook_url: row.webhook_url });
+        if (row) await this.store.keepJob(jobSpecOf(row));
         await this.store.save(queued(initialState(meta), Date.now()));
         await queueJobs(this.env, [meta]);
       } else if (!isFinal(state.status) && (await this.ctx.storage.getAlarm()) === null) await this.store.schedule(state);
@@ -328,6 +329,12 @@ function timeLimitSeconds(state: LiveState, taskTimeoutSeconds: number): number 
 /** The job stops at the task's own time limit: the transcoder enforces it, so the quota is a bound. */
 function withinTimeLimit(job: TranscodeJob, state: LiveState): TranscodeJob {
   return { ...job, timeout_seconds: timeLimitSeconds(state, job.timeout_seconds) };
+}
+
+/** The job of a task as its record keeps it (a chained task's steps are JSON in `command`, ./steps.ts). */
+function jobSpecOf(row: TaskRow): JobSpec {
+  const steps = stepsOfCommand(row.command);
+  return { command: steps ? steps[0]!.command : row.command, ...(steps ? { steps } : {}), with_metadata: row.with_metadata === 1, webhook_url: row.webhook_url };
 }
 
 function isClaimOf(state: LiveState, run: number): boolean {

@@ -8,6 +8,7 @@ import type { ParsedCommand } from "./types";
 export { buildArgv } from "./argv";
 export { DEFAULT_LIMITS, type PolicyLimits } from "./limits";
 export type { OptionUse, ParsedCommand } from "./types";
+export { checkSteps, stepReferenceOf, type CheckedStep, type StepSpec } from "./steps";
 
 export interface CommandPolicyOptions extends UrlPolicyOptions {
   /** Tighter or looser caps than DEFAULT_LIMITS (for example per plan). */

@@ -10,11 +10,13 @@ import type { InputSpec, OptionUse, OutputSpec, ParsedCommand } from "./types";
 
 /**
  * The rules a parsed command must pass before anything is fetched or run. Applied at the edge
- * on submission and again by the transcoder before it spawns ffmpeg.
+ * on submission and again by the transcoder before it spawns ffmpeg. `stepInputs`: the inputs
+ * that are earlier steps' outputs (./steps.ts), which are local files rather than URLs.
  */
-export function enforcePolicy(parsed: ParsedCommand, limits: PolicyLimits, urlPolicy: UrlPolicyOptions = {}): ParsedCommand {
+export function enforcePolicy(parsed: ParsedCommand, limits: PolicyLimits, urlPolicy: UrlPolicyOptions = {}, stepInputs: ReadonlySet<string> = new Set()): ParsedCommand {
   checkCounts(parsed, limits);
-  for (const input of parsed.inputs) checkInputUrl(input.url, urlPolicy);
+  // An earlier step's output (./steps.ts): a reserved name only that module writes, never a URL.
+  for (const input of parsed.inputs) if (!stepInputs.has(input.url)) checkInputUrl(input.url, urlPolicy);
   const notes = newNotes();
   const base = {
     limits,

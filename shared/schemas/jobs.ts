@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { TASK_FAILURE_CODES } from "../errors";
+import { MAX_STEPS } from "./tasks";
 
 /**
  * The contract between the edge and the transcoders. The edge validates every report it
@@ -17,6 +18,11 @@ export const TranscodeJobSchema = z.object({
   run: z.number().int().nonnegative().optional(),
   /** The user's command line, exactly as submitted: the transcoder re-applies the policy. */
   command: z.string().min(1),
+  /**
+   * A chained task: its steps as submitted, run in order in one job folder (the transcoder
+   * re-applies the policy to each, shared/ffmpeg/steps.ts). `command` is then the first step's.
+   */
+  steps: z.array(z.object({ command: z.string().min(1), publish: z.boolean() })).min(2).max(MAX_STEPS).optional(),
   with_metadata: z.boolean(),
   /**
    * Base URL of this task's callbacks on the edge, e.g. https://api.example.com/internal/tasks/<id>:
@@ -53,6 +59,9 @@ export const JobEventSchema = z.discriminatedUnion("type", [
     type: z.literal("progress"),
     /** 0–100, may be fractional; the task shows it floored and below 100 until completed. */
     progress: z.number().min(0).max(100),
+    /** Chained tasks: the step running (from 0) and its own 0–100; `progress` is the whole task's, each step weighing the same. */
+    step: z.number().int().nonnegative().optional(),
+    step_progress: z.number().min(0).max(100).optional(),
     out_time_seconds: z.number().nonnegative().optional(),
     speed: z.number().nonnegative().optional(),
   }),
@@ -69,6 +78,8 @@ export const JobEventSchema = z.discriminatedUnion("type", [
        * looks the output up in R2 itself.
        */
       receipt: z.string().optional(),
+      /** Chained tasks: the step that wrote it. */
+      step: z.number().int().nonnegative().optional(),
     })).min(1),
     log,
   }),
@@ -76,6 +87,8 @@ export const JobEventSchema = z.discriminatedUnion("type", [
     ...base,
     type: z.literal("failed"),
     error: z.string().max(8192),
+    /** Chained tasks: the step that failed (its error starts `step K: `). */
+    step: z.number().int().nonnegative().optional(),
     error_code: z.enum(TASK_FAILURE_CODES),
     log,
   }),

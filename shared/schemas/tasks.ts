@@ -6,11 +6,25 @@ export const TASK_STATUSES = ["pending", "running", "completed", "failed"] as co
 export const TaskStatusSchema = z.enum(TASK_STATUSES);
 export type TaskStatus = z.infer<typeof TaskStatusSchema>;
 
+/** Most steps one chained task may have. */
+export const MAX_STEPS = 10;
+
+/** One step of a chained task (POST /v1/tasks with `steps`). */
+export const CreateStepSchema = z
+  .object({
+    command: z.string().min(1).meta({ example: "ffmpeg -i {{steps.0.outputs.clip.mp4}} -vf scale=160:-2 small.mp4" }),
+    publish: z.boolean().optional().meta({ description: "false: this step's outputs stay private in the task's work folder, for later steps only. The last step's outputs are always published" }),
+  })
+  .meta({ id: "CreateStep" });
+
 export const CreateTaskSchema = z
   .object({
-    command: z.string().min(1).optional().meta({ example: "ffmpeg -i https://example.com/in.mp4 -vf scale=640:-2 small.mp4", description: "The ffmpeg command; give exactly one of `command` and `preset`" }),
+    command: z.string().min(1).optional().meta({ example: "ffmpeg -i https://example.com/in.mp4 -vf scale=640:-2 small.mp4", description: "The ffmpeg command. Give exactly one of `command`, `preset` and `steps`" }),
     preset: z.string().min(1).max(64).optional().meta({ example: "thumbnail", description: "A preset's name or id (GET /v1/presets) to run instead of a `command`, with `params`. The task's `command` is the preset's, with the values in place" }),
     params: z.record(z.string(), z.unknown()).optional().meta({ example: { video: "https://example.com/in.mp4", width: 320 }, description: "The preset's parameters, checked against its schema (PRESET_PARAMS_INVALID names the parameter); each value fills one argument of the command, never more" }),
+    steps: z.array(CreateStepSchema).min(2).max(MAX_STEPS).optional().meta({
+      description: "2 to 10 commands run in order in one job folder. A step reads an earlier step's output as `-i {{steps.K.outputs.<file name>}}` (K counted from 0); time, size and output caps apply to the task as a whole",
+    }),
     with_metadata: z.boolean().optional().default(false),
     webhook: z.string().max(2048).optional(),
     timeout_seconds: z.number().int().min(1).max(86_400).optional().meta({
@@ -30,6 +44,18 @@ export const OutputSchema = z
   })
   .meta({ id: "Output" });
 
+export const TaskStepSchema = z
+  .object({
+    index: z.number().int().nonnegative(),
+    command: z.string(),
+    status: TaskStatusSchema,
+    progress: z.number().int().min(0).max(100),
+    publish: z.boolean().meta({ description: "false: its outputs were kept private (used by later steps only)" }),
+    outputs: z.array(OutputSchema).meta({ description: "Its published outputs, once the task has completed" }),
+    error: z.string().optional().meta({ description: "The step the task failed at: why (the task's error)" }),
+  })
+  .meta({ id: "TaskStep" });
+
 export const TaskSchema = z
   .object({
     task_id: z.string(),
@@ -39,6 +65,7 @@ export const TaskSchema = z
     command: z.string(),
     with_metadata: z.boolean(),
     outputs: z.array(OutputSchema).optional(),
+    steps: z.array(TaskStepSchema).optional().meta({ description: "Chained tasks only: each step in order" }),
     error: z.string().optional().meta({ description: "Why the task failed: the reason plus the tail of ffmpeg's output" }),
     error_code: z.enum(TASK_FAILURE_CODES).optional().meta({ description: "Failed tasks: why, as a stable code. `CANCELED`: the owner canceled the task (POST /v1/tasks/{task_id}/cancel)" }),
     canceled_at: z.string().optional().meta({

@@ -12,12 +12,18 @@ import { type Workspace, inputPath, isNoSpace } from "./workspace";
  * Downloads every input into `in/` through the guarded fetcher, before ffmpeg starts: ffmpeg
  * itself never touches the network. A dropped connection or a gateway error (the edge restarting
  * under the download) is tried again at the pace of the job's reports. Returns the local paths in
- * command order.
+ * command order. `local`: inputs already in the job folder (a chained task's earlier outputs),
+ * by index; `firstFile`: the number of the first file in `in/` (a chained task's later steps).
  */
-export async function downloadInputs(parsed: ParsedCommand, workspace: Workspace, config: TranscoderConfig, signal: AbortSignal): Promise<string[]> {
+export async function downloadInputs(parsed: ParsedCommand, workspace: Workspace, config: TranscoderConfig, signal: AbortSignal, local: readonly (string | undefined)[] = [], firstFile = 0): Promise<string[]> {
   const paths: string[] = [];
   for (const [index, input] of parsed.inputs.entries()) {
-    const file = inputPath(workspace, index);
+    const already = local[index];
+    if (already !== undefined) {
+      paths.push(already);
+      continue;
+    }
+    const file = inputPath(workspace, firstFile + index);
     try {
       await downloadToFile(input.url, file, {
         allowHosts: config.devFetchAllowHosts,

@@ -1,6 +1,5 @@
 import type { FastifyBaseLogger } from "fastify";
-import { AppError } from "../../shared/errors";
-import { DEFAULT_LIMITS, buildArgv, checkCommand, type ParsedCommand } from "../../shared/ffmpeg/index";
+import { type CheckedStep, DEFAULT_LIMITS, buildArgv, type ParsedCommand } from "../../shared/ffmpeg/index";
 import { JOB_LOG_MAX_BYTES, type TranscodeJob } from "../../shared/schemas/jobs";
 import type { TranscoderConfig } from "../config";
 import { FORMAT_WHITELIST } from "../ffmpeg/probe";
@@ -17,6 +16,7 @@ import { RuntimeGuard } from "./guard";
 import { downloadInputs, inputsToScreen, screenInputs } from "./inputs";
 import { type OutputFile, type OutputLimits, checkExpected, collectOutputs, declaredOutputs, inCommandOrder, onlyDeclared, watchOutputs } from "./outputs";
 import { EventReporter, type TerminalReport } from "./reporter";
+import { checkedSteps, earlierOutputs, inStep, lastBytes, overallProgress, runSteps, withStepLog } from "./steps";
 import { uploadOutputs } from "./upload";
 import { type Workspace, createWorkspace, removeWorkspace } from "./workspace";
 
@@ -70,6 +70,8 @@ export class JobRun {
    * with the terminal report, which the edge stores it from before it records the end.
    */
   private ffmpegLog: string | undefined;
+  /** A chained task's step running now (TranscodeJob.steps). */
+  private step: { index: number; count: number; command: string } | undefined;
 
   constructor(
     readonly job: TranscodeJob,
@@ -146,7 +148,7 @@ export class JobRun {
   }
 
   private async execute(timeoutSeconds: number): Promise<TerminalReport> {
-    const parsed = this.checkedCommand();
+    const steps = checkedSteps(this.job, { allowHosts: this.deps.config.devFetchAllowHosts });
     const { config, ffmpeg } = this.deps;
     const user = ffmpeg.sandbox.acquireUser();
     const workspace = await createWorkspace(config.workRoot, this.job.task_id, user).catch((error: unknown) => {
@@ -154,20 +156,21 @@ export class JobRun {
       throw error;
     });
     try {
-      const hostInputs = await this.timed("download", () => downloadInputs(parsed, workspace, config, this.signal));
-      const files = this.filesFor(workspace, hostInputs, user);
-      const argv = buildArgv(withInputGuards(parsed, config.maxInputPixels), { inputPaths: files.inputs, outputDir: files.seen.outDir });
-      await this.timed("screen", () => screenInputs(inputsToScreen(parsed, argv, files.inputs), parsed, files.context, files.inputs, ffmpeg, this.signal));
-      await this.transcode(parsed, argv, files, timeoutSeconds);
-      const declared = declaredOutputs(parsed);
-      const outputFiles = inCommandOrder(declared.names, onlyDeclared(declared, await collectOutputs(workspace.outDir, this.outputLimits)));
-      checkExpected(declared.names, outputFiles);
-      const receipts = await this.timed("upload", () => uploadOutputs(this.client, outputFiles, config.timings, this.signal));
+      let firstFile = 0;
+      const produced = await runSteps(steps, this.job.steps !== undefined, async (step) => {
+        this.step = { index: step.index, count: steps.length, command: this.job.steps?.[step.index]?.command ?? this.job.command };
+        const files = await this.runStep(step, workspace, user, timeoutSeconds, firstFile);
+        firstFile += step.parsed.inputs.length;
+        return files;
+      });
+      const published = produced.filter((file) => file.publish);
+      const receipts = await this.timed("upload", () => uploadOutputs(this.client, published, config.timings, this.signal));
+      const files = this.filesFor(workspace, [], user);
       const outputs = [];
-      for (const file of outputFiles) {
+      for (const file of published) {
         const metadata = this.job.with_metadata ? await this.timed("metadata", () => this.metadataOf(file, files)) : undefined;
         const receipt = receipts.get(file.filename);
-        outputs.push({ filename: file.filename, size: file.size, ...(metadata ? { metadata } : {}), ...(receipt ? { receipt } : {}) });
+        outputs.push({ filename: file.filename, size: file.size, ...(metadata ? { metadata } : {}), ...(receipt ? { receipt } : {}), ...(this.job.steps ? { step: file.step } : {}) });
       }
       this.signal.throwIfAborted();
       return { type: "completed", outputs };
@@ -177,22 +180,28 @@ export class JobRun {
     }
   }
 
+  /** One command in the job folder: its inputs downloaded (or an earlier step's outputs), screened, ffmpeg run, its outputs collected. */
+  private async runStep(step: CheckedStep, workspace: Workspace, user: User | undefined, timeoutSeconds: number, firstFile: number): Promise<OutputFile[]> {
+    const { parsed } = step;
+    const { config, ffmpeg } = this.deps;
+    const local = await earlierOutputs(step, workspace);
+    const hostInputs = await this.timed("download", () => downloadInputs(parsed, workspace, config, this.signal, local, firstFile));
+    const files = this.filesFor(workspace, hostInputs, user);
+    const argv = buildArgv(withInputGuards(parsed, config.maxInputPixels), { inputPaths: files.inputs, outputDir: files.seen.outDir });
+    await this.timed("screen", () => screenInputs(inputsToScreen(parsed, argv, files.inputs), parsed, files.context, files.inputs, ffmpeg, this.signal));
+    await this.transcode(parsed, argv, files, timeoutSeconds);
+    const declared = declaredOutputs(parsed);
+    const outputFiles = inCommandOrder(declared.names, onlyDeclared(declared, await collectOutputs(workspace.outDir, this.outputLimits)));
+    checkExpected(declared.names, outputFiles);
+    return outputFiles;
+  }
+
   /** The job's folder on this host and as ffmpeg sees it (inside its job root, when it has one). */
   private filesFor(host: Workspace, hostInputs: readonly string[], user: User | undefined): JobFiles {
     const { sandbox } = this.deps.ffmpeg;
     const job = { dir: host.root };
     const seen = { root: sandbox.seenPath(job, host.root), inDir: sandbox.seenPath(job, host.inDir), outDir: sandbox.seenPath(job, host.outDir) };
     return { host, seen, inputs: hostInputs.map((file) => sandbox.seenPath(job, file)), context: { dir: host.root, cwd: seen.outDir, user } };
-  }
-
-  private checkedCommand(): ParsedCommand {
-    try {
-      return checkCommand(this.job.command, { allowHosts: this.deps.config.devFetchAllowHosts });
-    } catch (error) {
-      if (!(error instanceof AppError)) throw error;
-      const token = typeof error.extra.token === "string" && !error.detail.includes(error.extra.token) ? ` (at '${error.extra.token}')` : "";
-      throw new JobFailure("COMMAND_REJECTED", `${error.detail}${token}`);
-    }
   }
 
   private get outputLimits(): OutputLimits {
@@ -227,9 +236,11 @@ export class JobRun {
       if (done === undefined) return;
       // With its receipt time: the tasks benchmark measures from here to the SSE client.
       this.log.debug({ progress: done }, "ffmpeg progress");
+      const step = this.job.steps ? this.step : undefined;
       this.reporter.progress({
         type: "progress",
-        progress: done,
+        progress: step ? overallProgress(step.index, step.count, done) : done,
+        ...(step ? { step: step.index, step_progress: done } : {}),
         ...(snapshot.outTimeSeconds !== undefined ? { out_time_seconds: snapshot.outTimeSeconds } : {}),
         ...(snapshot.speed !== undefined ? { speed: snapshot.speed } : {}),
       });
@@ -249,7 +260,8 @@ export class JobRun {
       });
       this.ffmpegPid = ffmpeg.pid;
       result = await this.timed("ffmpeg", () => ffmpeg.result);
-      this.ffmpegLog = lastBytes(withoutLocalPaths(result.stderr, files), JOB_LOG_MAX_BYTES);
+      const text = withoutLocalPaths(result.stderr, files);
+      this.ffmpegLog = this.job.steps && this.step ? withStepLog(this.ffmpegLog, this.step, text) : lastBytes(text, JOB_LOG_MAX_BYTES);
     } finally {
       guard.stop();
       stopWatching();
@@ -284,7 +296,11 @@ export class JobRun {
       this.outOfSpace = true;
       return { type: "handed_back", reason: failure.message.slice(0, MAX_ERROR_LENGTH), error_code: failure.code };
     }
-    if (failure instanceof JobFailure) return { type: "failed", error_code: failure.code, error: failure.message.slice(0, MAX_ERROR_LENGTH) };
+    if (failure instanceof JobFailure) {
+      const step = this.job.steps ? this.step?.index : undefined;
+      const failed = step === undefined ? failure : inStep(step, failure);
+      return { type: "failed", error_code: failed.code, error: failed.message.slice(0, MAX_ERROR_LENGTH), ...(step === undefined ? {} : { step }) };
+    }
     this.log.error({ err: error }, "job failed unexpectedly");
     return { type: "failed", error_code: "INTERNAL", error: "The transcoder hit an unexpected error while running the job." };
   }
@@ -319,12 +335,6 @@ function withoutLocalPaths(stderr: string, files: JobFiles): string {
   // Highest index first, so that ".../input-1" never eats the start of ".../input-10".
   for (let index = inputPaths.length - 1; index >= 0; index--) text = text.replaceAll(inputPaths[index]!, `input ${index + 1}`);
   return text.replaceAll(`${workspace.outDir}/`, "").replaceAll(workspace.root, ".");
-}
-
-/** The end of `text` in at most `max` UTF-8 bytes (a character cut in two becomes U+FFFD). */
-function lastBytes(text: string, max: number): string {
-  const bytes = Buffer.from(text);
-  return bytes.byteLength <= max ? text : bytes.subarray(bytes.byteLength - max).toString("utf8").slice(-max);
 }
 
 function deferred(): { promise: Promise<void>; resolve: () => void } {

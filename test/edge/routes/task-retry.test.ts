@@ -40,6 +40,18 @@ describe("POST /v1/tasks/{task_id}/retry", () => {
     expect(read).toMatchObject({ status: "pending", command: COMMAND });
   });
 
+  it("runs a chained task again as the same chain of steps", async () => {
+    const { key } = await createUser();
+    const steps = [{ command: "ffmpeg -i https://example.com/in.mp4 -t 2 clip.mp4", publish: false }, { command: "ffmpeg -i {{steps.0.outputs.clip.mp4}} -vf scale=160:-2 small.mp4" }];
+    const { task_id } = await (await postJson("/v1/tasks", key, { steps })).json<{ task_id: string }>();
+    expect((await api(`/v1/tasks/${task_id}/cancel`, key, { method: "POST" })).status).toBe(200);
+    const response = await retry(key, task_id);
+    expect(response.status).toBe(201);
+    const { task_id: retried } = await response.json<{ task_id: string }>();
+    const read = await (await api(`/v1/tasks/${retried}`, key)).json<{ steps: { command: string; publish: boolean }[] }>();
+    expect(read.steps.map(({ command, publish }) => ({ command, publish }))).toEqual([{ ...steps[0] }, { ...steps[1], publish: true }]);
+  });
+
   it("retries a canceled task", async () => {
     const { key } = await createUser();
     const { task_id } = await (await postJson("/v1/tasks", key, { command: COMMAND })).json<{ task_id: string }>();

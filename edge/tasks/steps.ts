@@ -1,0 +1,61 @@
+import type { Task } from "../../shared/schemas/tasks";
+import type { LiveState, StoredOutput } from "./state";
+
+/** A step as the task keeps it: its command as submitted, and whether its outputs are published. */
+export interface StoredStep {
+  command: string;
+  publish: boolean;
+}
+
+/**
+ * A chained task's record keeps its steps in the `command` column as JSON. No ffmpeg command
+ * starts with `{` (the policy refuses any program but ffmpeg), so the two never mix up.
+ */
+const STEPS_MARK = '{"steps":';
+
+export function storedStepsCommand(steps: readonly StoredStep[]): string {
+  return JSON.stringify({ steps: steps.map(({ command, publish }) => ({ command, publish })) });
+}
+
+/** The steps of a chained task's record; undefined for a single command. */
+export function stepsOfCommand(command: string): StoredStep[] | undefined {
+  if (!command.startsWith(STEPS_MARK)) return undefined;
+  try {
+    const { steps } = JSON.parse(command) as { steps: StoredStep[] };
+    return Array.isArray(steps) ? steps : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** What `command` shows for a chained task: its steps' commands, one a line. */
+export function shownCommand(steps: readonly StoredStep[]): string {
+  return steps.map((step) => step.command).join("\n");
+}
+
+const FAILED_STEP = /^step ([0-9]{1,2}): /;
+
+/**
+ * Each step of a presented task: those before the current one completed, the current one
+ * running (with its own progress) or failed (with the task's error), the rest pending. The step
+ * a task failed at is named by its error (`step K: …`, the transcoder's words) or, for an end
+ * the edge decided (a time limit, a cancel), by the last step its run reported.
+ */
+export function presentSteps(steps: readonly StoredStep[], task: Task, stored: readonly StoredOutput[] | null, live: LiveState | undefined): NonNullable<Task["steps"]> {
+  const published = new Map((task.outputs ?? []).map((output) => [output.filename, output]));
+  const failedAt = task.status === "failed" ? Number(FAILED_STEP.exec(task.error ?? "")?.[1] ?? live?.step ?? Number.NaN) : Number.NaN;
+  const current = task.status === "running" ? (live?.step ?? 0) : task.status === "completed" ? steps.length : failedAt;
+  return steps.map((step, index) => {
+    const status = index < current ? "completed" : index === current && task.status === "running" ? "running" : index === failedAt ? "failed" : "pending";
+    const outputs = (stored ?? []).filter((output) => (output.step ?? steps.length - 1) === index).flatMap((output) => published.get(output.filename) ?? []);
+    return {
+      index,
+      command: step.command,
+      status,
+      progress: status === "completed" ? 100 : status === "running" ? Math.min(99, Math.floor(live?.step_progress ?? 0)) : 0,
+      publish: step.publish,
+      outputs,
+      ...(status === "failed" && task.error ? { error: task.error } : {}),
+    };
+  });
+}
