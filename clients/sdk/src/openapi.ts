@@ -189,7 +189,10 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @example ffmpeg -i https://example.com/in.mp4 -vf scale=640:-2 small.mp4 */
+                        /**
+                         * @description The ffmpeg command. Give exactly one of `command`, `preset` and `steps`
+                         * @example ffmpeg -i https://example.com/in.mp4 -vf scale=640:-2 small.mp4
+                         */
                         command: string;
                     };
                 };
@@ -348,6 +351,161 @@ export interface paths {
                 };
             };
         };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tasks/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Submit up to 100 tasks in one request
+         * @description Each item is submitted as POST /v1/tasks would submit it, in order, so the daily quota is taken item by item. The answer is 200 whenever the batch was read, with one result per item: the created task, or the problem that refused the item (`error.pointer` names it); a refused item never blocks the others. Only a body that is not a batch (no `tasks` array, 0 or more than 100 items) is refused whole. With an Idempotency-Key a repeat answers the same results and creates nothing.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["TaskBatch"];
+                };
+            };
+            responses: {
+                /** @description Every item's result, in order */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TaskBatchResult"];
+                    };
+                };
+                /** @description Invalid request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description IDEMPOTENCY_KEY_REUSED or IDEMPOTENCY_KEY_IN_PROGRESS */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description PAYLOAD_TOO_LARGE: the body is over the JSON body limit */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tasks/{task_id}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run a finished task again as a new task
+         * @description A completed or failed (canceled included) task runs again as a new task with the same command, with_metadata, webhook and time limit (after a TIMEOUT, the default limit), submitted like POST /v1/tasks (policy, quota). The old task is left as it was. An input that is one of this service's files (an upload or an output) that has expired or was deleted refuses the retry with INPUT_EXPIRED naming it: upload it again and submit a new task.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    task_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The new task, queued; Location is its URL */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RetriedTask"];
+                    };
+                };
+                /** @description Invalid request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No such task for this key */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description TASK_NOT_FINISHED: the task is pending or running; INPUT_EXPIRED: one of its inputs, a file of this service, is gone; IDEMPOTENCY_KEY_REUSED */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description RATE_LIMITED or QUOTA_EXCEEDED, as for POST /v1/tasks */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -739,6 +897,481 @@ export interface paths {
                 };
                 /** @description Missing, malformed, unknown or revoked API key */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Your webhook endpoints, oldest first */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The endpoints (never their secrets) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["WebhookEndpointList"];
+                    };
+                };
+                /** @description Invalid request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Register a webhook endpoint; its signing secret is shown only in this response
+         * @description The URL must be https on a public host, as a task's webhook. At most 20 endpoints per user (ENDPOINT_LIMIT_REACHED).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointCreate"];
+                };
+            };
+            responses: {
+                /** @description The endpoint, with its secret */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["WebhookEndpointCreated"];
+                    };
+                };
+                /** @description Invalid request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The user has 20 endpoints already (ENDPOINT_LIMIT_REACHED) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/endpoints/{endpoint_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One webhook endpoint */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    endpoint_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The endpoint */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["WebhookEndpoint"];
+                    };
+                };
+                /** @description Invalid request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No such endpoint for this key (another user's included) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /** Delete an endpoint, its secrets and its delivery log */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    endpoint_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Deleted */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Invalid request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No such endpoint for this key (another user's included) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /**
+         * Change an endpoint's URL, events, description, or enable or disable it
+         * @description A disabled endpoint is sent nothing; events already waiting for it are dropped at their next attempt, with the reason in its log.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    endpoint_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointUpdate"];
+                };
+            };
+            responses: {
+                /** @description The endpoint as changed */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["WebhookEndpoint"];
+                    };
+                };
+                /** @description Invalid request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No such endpoint for this key (another user's included) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/v1/webhooks/endpoints/{endpoint_id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replace the endpoint's signing secret, shown only in this response
+         * @description The replaced secret keeps signing, alongside the new one, for 24 hours.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    endpoint_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The new secret */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["WebhookSecret"];
+                    };
+                };
+                /** @description Invalid request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No such endpoint for this key (another user's included) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/endpoints/{endpoint_id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The endpoint's last 100 events, each with every attempt to deliver it */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    endpoint_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Newest event first; attempts oldest first */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["WebhookEndpointDeliveries"];
+                    };
+                };
+                /** @description Invalid request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No such endpoint for this key (another user's included) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/endpoints/{endpoint_id}/deliveries/{event_id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send one of the endpoint's events again (one attempt) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    endpoint_id: string;
+                    event_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Handed to the endpoint's delivery line; the attempt appears in its log */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RedeliveryQueued"];
+                    };
+                };
+                /** @description Invalid request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No such endpoint, or no such event in its log */
+                404: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1362,6 +1995,370 @@ export interface paths {
         };
         trace?: never;
     };
+    "/v1/presets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The built-in presets, then yours */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Only the built-in presets (`true`) or only yours (`false`) */
+                    builtin?: "true" | "false";
+                    limit?: string;
+                    offset?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A page of presets */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PresetList"];
+                    };
+                };
+                /** @description Invalid request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Save a command template with typed parameters
+         * @description `{{name}}` in the command stands for the parameter `name`. Checked when saved: the parameters are the supported JSON Schema subset, every placeholder names a parameter and every parameter is used, and the command passes the ffmpeg policy with sample values (PRESET_INVALID names the problem).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["CreatePreset"];
+                };
+            };
+            responses: {
+                /** @description The preset, saved */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Preset"];
+                    };
+                };
+                /** @description Invalid request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description PRESET_NAME_TAKEN: you have a preset of that name, or it is a built-in one's */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/presets/{preset}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A preset, by id or name */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    preset: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The preset */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Preset"];
+                    };
+                };
+                /** @description Invalid request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description PRESET_NOT_FOUND */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /** Delete one of your presets */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    preset: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Deleted */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Invalid request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description PRESET_READ_ONLY: a built-in preset */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description PRESET_NOT_FOUND */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /**
+         * Change one of your presets
+         * @description Only the fields given change; the preset is then checked as a whole, as when it was saved. Tasks already submitted keep the command they were given.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    preset: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["UpdatePreset"];
+                };
+            };
+            responses: {
+                /** @description The preset, changed */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Preset"];
+                    };
+                };
+                /** @description Invalid request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description PRESET_READ_ONLY: a built-in preset */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description PRESET_NOT_FOUND */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description PRESET_NAME_TAKEN */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/v1/presets/{preset}/expand": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The command a preset gives with these values, without running it
+         * @description The same checks as POST /v1/tasks with this preset and params (PRESET_PARAMS_INVALID, then the ffmpeg policy), and nothing is run or recorded.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    preset: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["ExpandPreset"];
+                };
+            };
+            responses: {
+                /** @description The values fit and the command passes the policy */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ExpandedPreset"];
+                    };
+                };
+                /** @description Invalid request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description PRESET_NOT_FOUND */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/files": {
         parameters: {
             query?: never;
@@ -1483,6 +2480,368 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/destinations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's destinations, by name */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Every destination of the caller */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DestinationList"];
+                    };
+                };
+                /** @description Invalid request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Save a destination (its secret is stored encrypted and never returned) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["CreateDestination"];
+                };
+            };
+            responses: {
+                /** @description The destination, with only a fingerprint of its credentials */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Destination"];
+                    };
+                };
+                /** @description Invalid request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description You already have a destination by that name (DESTINATION_NAME_TAKEN) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/destinations/{destination_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One destination, by id or name */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    destination_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The destination */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Destination"];
+                    };
+                };
+                /** @description Invalid request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No such destination for this key (by id or name) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /** Delete a destination (deliveries still pending to it fail DESTINATION_NOT_FOUND) */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    destination_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Deleted */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Invalid request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No such destination for this key (by id or name) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /** Change a destination; new credentials replace the stored ones */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    destination_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["UpdateDestination"];
+                };
+            };
+            responses: {
+                /** @description The destination as changed */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Destination"];
+                    };
+                };
+                /** @description Invalid request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No such destination for this key (by id or name) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The new name is another destination's (DESTINATION_NAME_TAKEN) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/v1/destinations/{destination_id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Write and delete a probe object with the stored credentials */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    destination_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The probe was written and deleted */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DestinationTestResult"];
+                    };
+                };
+                /** @description Invalid request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No such destination for this key (by id or name) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The destination refused the probe (DESTINATION_REFUSED, with S3's code in `s3_code`) or the key pair (DESTINATION_CREDENTIALS) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The destination could not be reached (DESTINATION_UNREACHABLE) */
+                502: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "/task.completed": {
@@ -1579,6 +2938,44 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "/file.expired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Sent to the endpoints subscribed to it when a stored file expires and is deleted */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: {
+                content: {
+                    "application/json": components["schemas"]["FileExpiredEvent"];
+                };
+            };
+            responses: {
+                /** @description Any 2xx acknowledges the event; anything else is retried for 24 h */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -1593,6 +2990,8 @@ export interface components {
             command: string;
             with_metadata: boolean;
             outputs?: components["schemas"]["Output"][];
+            /** @description Chained tasks only: each step in order */
+            steps?: components["schemas"]["TaskStep"][];
             /** @description Why the task failed: the reason plus the tail of ffmpeg's output */
             error?: string;
             /**
@@ -1627,6 +3026,44 @@ export interface components {
             metadata?: {
                 [key: string]: unknown;
             };
+            /** @description Tasks submitted with a destination: where this output was delivered (`pending` until then) */
+            destination?: {
+                id: string;
+                /** @enum {string} */
+                status: "pending" | "delivered" | "failed";
+                /** @description The object key in the destination's bucket */
+                key: string;
+                /** @description The object's S3 URL, once delivered (readable as the bucket's own policy allows) */
+                url?: string;
+                /** @description Why the last attempt failed */
+                error?: string;
+                /** @description DESTINATION_UNREACHABLE, DESTINATION_REFUSED, DESTINATION_CREDENTIALS, DESTINATION_NOT_FOUND, URL_HOST_BLOCKED, URL_NOT_ALLOWED */
+                error_code?: string;
+                attempts: number;
+            };
+        };
+        TaskStep: {
+            index: number;
+            command: string;
+            /** @enum {string} */
+            status: "pending" | "running" | "completed" | "failed";
+            progress: number;
+            /** @description false: its outputs were kept private (used by later steps only) */
+            publish: boolean;
+            /** @description Its published outputs, once the task has completed */
+            outputs: components["schemas"]["Output"][];
+            /** @description The step the task failed at: why (the task's error) */
+            error?: string;
+        };
+        FileExpiredEvent: {
+            /** @example outputs/usr_0123/tsk_0123456789abcdef01234567/out.mp4 */
+            key: string;
+            /** @enum {string} */
+            kind: "upload" | "output";
+            /** @description The task that produced the file, for an output */
+            task_id: string | null;
+            /** @description When the sweep deleted it */
+            expired_at: string;
         };
         Me: {
             user_id: string;
@@ -1688,13 +3125,50 @@ export interface components {
             created_at: string;
         };
         CreateTask: {
-            /** @example ffmpeg -i https://example.com/in.mp4 -vf scale=640:-2 small.mp4 */
-            command: string;
+            /**
+             * @description The ffmpeg command. Give exactly one of `command`, `preset` and `steps`
+             * @example ffmpeg -i https://example.com/in.mp4 -vf scale=640:-2 small.mp4
+             */
+            command?: string;
+            /**
+             * @description A preset's name or id (GET /v1/presets) to run instead of a `command`, with `params`. The task's `command` is the preset's, with the values in place
+             * @example thumbnail
+             */
+            preset?: string;
+            /**
+             * @description The preset's parameters, checked against its schema (PRESET_PARAMS_INVALID names the parameter); each value fills one argument of the command, never more
+             * @example {
+             *       "video": "https://example.com/in.mp4",
+             *       "width": 320
+             *     }
+             */
+            params?: {
+                [key: string]: unknown;
+            };
+            /** @description 2 to 10 commands run in order in one job folder. A step reads an earlier step's output as `-i {{steps.K.outputs.<file name>}}` (K counted from 0); time, size and output caps apply to the task as a whole */
+            steps?: components["schemas"]["CreateStep"][];
             /** @default false */
             with_metadata: boolean;
             webhook?: string;
             /** @description The task's own time limit, at most TASK_TIMEOUT_SECONDS (the default). Until the task ends it holds this much of the daily quota (GET /v1/me's remaining_credits): short tasks submitted in bulk should say so. */
             timeout_seconds?: number;
+            /** @description Deliver the outputs to one of your destinations (/v1/destinations) once the task completes; each output's `destination` says how that went */
+            destination?: {
+                /** @description The destination's id or name */
+                id: string;
+                /**
+                 * @description `copy`: outputs stay on ffedge's CDN and are also delivered. `only`: once an output is delivered its copy here is deleted and its `url` points to the destination
+                 * @default copy
+                 * @enum {string}
+                 */
+                mode: "copy" | "only";
+            };
+        };
+        CreateStep: {
+            /** @example ffmpeg -i {{steps.0.outputs.clip.mp4}} -vf scale=160:-2 small.mp4 */
+            command: string;
+            /** @description false: this step's outputs stay private in the task's work folder, for later steps only. The last step's outputs are always published */
+            publish?: boolean;
         };
         TaskList: {
             total: number;
@@ -1711,6 +3185,8 @@ export interface components {
             command: string;
             with_metadata: boolean;
             outputs?: components["schemas"]["Output"][];
+            /** @description Chained tasks only: each step in order */
+            steps?: components["schemas"]["TaskStep"][];
             /** @description Why the task failed: the reason plus the tail of ffmpeg's output */
             error?: string;
             /**
@@ -1768,6 +3244,38 @@ export interface components {
              */
             total_elapsed: string;
         };
+        TaskBatchResult: {
+            /** @description One per item, in the order of `tasks`: the created task, or the problem that refused the item */
+            results: (components["schemas"]["BatchItemCreated"] | components["schemas"]["BatchItemRefused"])[];
+            created: number;
+            refused: number;
+        };
+        BatchItemCreated: {
+            /** @description The item's position in `tasks`, from 0 */
+            index: number;
+            task_id: string;
+            /** @enum {string} */
+            status: "pending" | "running" | "completed" | "failed";
+            created_at: string;
+        };
+        /** @description An item refused as POST /v1/tasks would refuse it (its status and code in `error`); `error.pointer` (`/tasks/<index>`) names the item */
+        BatchItemRefused: {
+            /** @description The item's position in `tasks`, from 0 */
+            index: number;
+            error: components["schemas"]["Problem"];
+        };
+        TaskBatch: {
+            /** @description 1 to 100 tasks, each exactly what POST /v1/tasks takes; submitted in this order */
+            tasks: components["schemas"]["CreateTask"][];
+        };
+        RetriedTask: {
+            task_id: string;
+            /** @enum {string} */
+            status: "pending" | "running" | "completed" | "failed";
+            created_at: string;
+            /** @description The finished task this one runs again */
+            retry_of: string;
+        };
         TaskEvent: {
             task_id: string;
             /** @enum {string} */
@@ -1822,6 +3330,84 @@ export interface components {
             /** @description Until then deliveries are also signed with the previous secret(s) */
             previous_valid_until: string | null;
         };
+        WebhookEndpointCreated: {
+            /** @example whe_0123456789abcdef01234567 */
+            id: string;
+            url: string;
+            events: ("task.completed" | "task.failed" | "file.expired")[];
+            description: string | null;
+            /** @description A disabled endpoint keeps its settings and log but is sent nothing */
+            enabled: boolean;
+            created_at: string;
+            updated_at: string;
+            /**
+             * @description The endpoint's signing secret, shown only in this response
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+             */
+            secret: string;
+        };
+        WebhookEndpointCreate: {
+            /**
+             * @description https, on a public host (plain http only to the development allow-list)
+             * @example https://hooks.example.com/ffedge
+             */
+            url: string;
+            /**
+             * @example [
+             *       "task.completed",
+             *       "task.failed"
+             *     ]
+             */
+            events: ("task.completed" | "task.failed" | "file.expired")[];
+            description?: string;
+            /** @default true */
+            enabled: boolean;
+        };
+        WebhookEndpointList: {
+            endpoints: components["schemas"]["WebhookEndpoint"][];
+        };
+        WebhookEndpoint: {
+            /** @example whe_0123456789abcdef01234567 */
+            id: string;
+            url: string;
+            events: ("task.completed" | "task.failed" | "file.expired")[];
+            description: string | null;
+            /** @description A disabled endpoint keeps its settings and log but is sent nothing */
+            enabled: boolean;
+            created_at: string;
+            updated_at: string;
+        };
+        WebhookEndpointUpdate: {
+            /**
+             * @description https, on a public host (plain http only to the development allow-list)
+             * @example https://hooks.example.com/ffedge
+             */
+            url?: string;
+            /**
+             * @example [
+             *       "task.completed",
+             *       "task.failed"
+             *     ]
+             */
+            events?: ("task.completed" | "task.failed" | "file.expired")[];
+            description?: string | null;
+            enabled?: boolean;
+        };
+        WebhookEndpointDeliveries: {
+            /** @description Newest first, the last 100 events */
+            events: components["schemas"]["WebhookEndpointEvent"][];
+        };
+        WebhookEndpointEvent: {
+            /** @description The webhook-id header of the event, the same on every attempt */
+            event_id: string;
+            /** @enum {string} */
+            type: "task.completed" | "task.failed" | "file.expired";
+            task_id: string | null;
+            created_at: string;
+            /** @description True once an attempt got a 2xx; until then retries follow for 24 h */
+            delivered: boolean;
+            attempts: components["schemas"]["WebhookDelivery"][];
+        };
         UploadRecord: {
             /**
              * Format: uri
@@ -1861,6 +3447,138 @@ export interface components {
             size: number;
             content_type: string;
         };
+        Preset: {
+            /** @description pre_ and 24 hex digits; a built-in preset's id is its name */
+            id: string;
+            name: string;
+            description: string | null;
+            command: string;
+            parameters: components["schemas"]["PresetParameters"];
+            /** @description A built-in preset: available to everyone, read-only */
+            builtin: boolean;
+            created_at: string | null;
+            updated_at: string | null;
+        };
+        /**
+         * @description A JSON Schema object: `properties` of type integer, number, string or boolean (with minimum/maximum, enum, pattern, minLength/maxLength, default, examples) and `required`. A parameter that is not required needs a `default`; a string parameter needs a `default`, `examples` or `enum`, so the command can be checked when it is saved.
+         * @example {
+         *       "type": "object",
+         *       "properties": {
+         *         "input": {
+         *           "type": "string",
+         *           "examples": [
+         *             "https://example.com/in.mp4"
+         *           ]
+         *         },
+         *         "crf": {
+         *           "type": "integer",
+         *           "minimum": 0,
+         *           "maximum": 51,
+         *           "default": 23
+         *         }
+         *       },
+         *       "required": [
+         *         "input"
+         *       ]
+         *     }
+         */
+        PresetParameters: {
+            $schema?: string;
+            /** @enum {string} */
+            type: "object";
+            properties: {
+                [key: string]: components["schemas"]["PresetParameter"];
+            };
+            required?: string[];
+            /**
+             * @description Always false in effect: a parameter the schema does not declare is refused
+             * @enum {boolean}
+             */
+            additionalProperties?: false;
+            title?: string;
+            description?: string;
+        };
+        /** @description One typed parameter: the JSON Schema keywords listed here and no others */
+        PresetParameter: {
+            /** @enum {string} */
+            type: "integer";
+            minimum?: number;
+            maximum?: number;
+            enum?: number[];
+            default?: number;
+            examples?: number[];
+            title?: string;
+            description?: string;
+        } | {
+            /** @enum {string} */
+            type: "number";
+            minimum?: number;
+            maximum?: number;
+            enum?: number[];
+            default?: number;
+            examples?: number[];
+            title?: string;
+            description?: string;
+        } | {
+            /** @enum {string} */
+            type: "string";
+            minLength?: number;
+            maxLength?: number;
+            /** @description An ECMAScript regular expression (with the `u` flag), as JSON Schema reads it: anchor it with ^…$ to match the whole value */
+            pattern?: string;
+            enum?: string[];
+            default?: string;
+            examples?: string[];
+            title?: string;
+            description?: string;
+        } | {
+            /** @enum {string} */
+            type: "boolean";
+            default?: boolean;
+            examples?: boolean[];
+            title?: string;
+            description?: string;
+        };
+        CreatePreset: {
+            /** @example web-720p */
+            name: string;
+            description?: string;
+            /** @example ffmpeg -i {{input}} -vf scale=-2:720 -c:v libx264 -crf {{crf}} out.mp4 */
+            command: string;
+            parameters?: components["schemas"]["PresetParameters"];
+        };
+        /** @description The built-in presets, then yours, each by name */
+        PresetList: {
+            total: number;
+            presets: components["schemas"]["Preset"][];
+        };
+        /** @description The fields to change; the preset as a whole is checked again */
+        UpdatePreset: {
+            /** @example web-720p */
+            name?: string;
+            description?: string;
+            /** @example ffmpeg -i {{input}} -vf scale=-2:720 -c:v libx264 -crf {{crf}} out.mp4 */
+            command?: string;
+            parameters?: components["schemas"]["PresetParameters"];
+        };
+        ExpandedPreset: {
+            /** @description The command a task would run: the preset's, with the values in place, quoted so each value stays one argument */
+            command: string;
+            inputs: string[];
+            outputs: string[];
+        };
+        ExpandPreset: {
+            /**
+             * @default {}
+             * @example {
+             *       "video": "https://example.com/in.mp4",
+             *       "width": 320
+             *     }
+             */
+            params: {
+                [key: string]: unknown;
+            };
+        };
         /** @description The caller's unexpired uploads and task outputs, newest first */
         FileList: {
             total: number;
@@ -1889,6 +3607,77 @@ export interface components {
             filename: string | null;
             /** @example 2026-11-21T21:12:52.123Z */
             created_at: string;
+        };
+        /** @description An S3-compatible bucket that task outputs are delivered to; its credentials are stored encrypted and never returned */
+        Destination: {
+            /** @example dst_0123456789abcdef01234567 */
+            id: string;
+            name: string;
+            /** @enum {string} */
+            type: "s3";
+            endpoint: string | null;
+            region: string;
+            bucket: string;
+            prefix: string;
+            path_style: boolean;
+            /**
+             * @description The first 4 characters of the access key id and a short hash of the secret: enough to tell which key pair is stored, never the secret
+             * @example AKIA…3f9a1c2d
+             */
+            credentials_fingerprint: string;
+            created_at: string;
+            updated_at: string;
+        };
+        CreateDestination: {
+            /** @example archive */
+            name: string;
+            /**
+             * @description S3-compatible storage: AWS S3, Cloudflare R2, Google Cloud Storage (interoperability keys), MinIO
+             * @enum {string}
+             */
+            type: "s3";
+            /**
+             * @description The S3 API's origin (https, default port). Absent: AWS S3 in `region`. Judged by the same URL policy as task inputs: no private or internal hosts
+             * @example https://0123456789abcdef.r2.cloudflarestorage.com
+             */
+            endpoint?: string;
+            /** @example auto */
+            region: string;
+            /** @example my-media */
+            bucket: string;
+            /**
+             * @default
+             * @example ffedge/
+             */
+            prefix: string;
+            access_key_id: string;
+            secret_access_key: string;
+            /** @description Address the bucket as `<endpoint>/<bucket>/<key>` rather than `<bucket>.<host>`. Default: true with a custom endpoint, false for AWS S3 */
+            path_style?: boolean;
+        };
+        DestinationList: {
+            destinations: components["schemas"]["Destination"][];
+        };
+        UpdateDestination: {
+            /** @example archive */
+            name?: string;
+            endpoint?: string | null;
+            /** @example auto */
+            region?: string;
+            /** @example my-media */
+            bucket?: string;
+            /** @example ffedge/ */
+            prefix?: string;
+            access_key_id?: string;
+            secret_access_key?: string;
+            /** @description Address the bucket as `<endpoint>/<bucket>/<key>` rather than `<bucket>.<host>`. Default: true with a custom endpoint, false for AWS S3 */
+            path_style?: boolean;
+        };
+        DestinationTestResult: {
+            /** @enum {boolean} */
+            ok: true;
+            /** @description The probe object written and deleted again */
+            key: string;
         };
     };
     responses: never;
