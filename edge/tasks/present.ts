@@ -5,10 +5,10 @@ import type { DeliveredOutput, StoredDelivery } from "./deliveries";
 import { outputKey } from "./outputs";
 import type { TaskRow } from "./repository";
 import { type LiveState, type StoredOutput, etaSeconds, isFinal } from "./state";
-import { presentSteps, shownCommand, stepsOfCommand } from "./steps";
+import { presentSteps, stepsOfRecord } from "./steps";
 
 /** The columns of a task's record that the API presents. */
-export type TaskRecord = Pick<TaskRow, "id" | "user_id" | "command" | "with_metadata" | "status" | "progress" | "outputs" | "error" | "error_code" | "created_at" | "started_at" | "finished_at" | "retries">;
+export type TaskRecord = Pick<TaskRow, "id" | "user_id" | "command" | "steps" | "with_metadata" | "status" | "progress" | "outputs" | "error" | "error_code" | "created_at" | "started_at" | "finished_at" | "retries">;
 
 /** The API's view of a task: the D1 record, overlaid with the live state while it runs. */
 export function presentTask(env: Env, row: TaskRecord, live?: LiveState, now = Date.now()): Task {
@@ -38,8 +38,8 @@ export function presentTask(env: Env, row: TaskRecord, live?: LiveState, now = D
     if (code) task.error_code = code;
     if (code === "CANCELED" && finishedAt) task.canceled_at = finishedAt;
   }
-  const steps = stepsOfCommand(row.command);
-  if (steps) Object.assign(task, { command: shownCommand(steps), steps: presentSteps(steps, task, outputs, live) });
+  const steps = stepsOfRecord(row);
+  if (steps) task.steps = presentSteps(steps, task, outputs, live);
   return task;
 }
 

@@ -10,7 +10,10 @@ import type { StoredOutput } from "./state";
 export interface TaskRow {
   id: string;
   user_id: string;
+  /** A chained task's commands, one a line; its steps are in `steps`. */
   command: string;
+  /** A chained task's steps as JSON (./steps.ts); null for a task of one command. */
+  steps?: string | null;
   with_metadata: number;
   webhook_url: string | null;
   status: TaskStatus;
@@ -67,17 +70,17 @@ export async function insertTask(db: D1Database, row: Pick<TaskRow, "id" | "user
  */
 export async function insertTaskWithinQuota(
   db: D1Database,
-  row: Pick<TaskRow, "id" | "user_id" | "command" | "with_metadata" | "webhook_url" | "created_at">,
+  row: Pick<TaskRow, "id" | "user_id" | "command" | "steps" | "with_metadata" | "webhook_url" | "created_at">,
   quota: QuotaReservation,
 ): Promise<number | undefined> {
   const left = `CAST(?4 - (${QUOTA_USED}) AS INTEGER)`;
   const inserted = await db
     .prepare(
-      `INSERT INTO tasks (id, user_id, command, with_metadata, webhook_url, status, created_at, time_limit_seconds)
-       SELECT ?5, ?1, ?6, ?7, ?8, 'pending', ?9, MIN(?10, ${left}) WHERE ${left} >= 1
+      `INSERT INTO tasks (id, user_id, command, with_metadata, webhook_url, status, created_at, time_limit_seconds, steps)
+       SELECT ?5, ?1, ?6, ?7, ?8, 'pending', ?9, MIN(?10, ${left}), ?11 WHERE ${left} >= 1
        RETURNING time_limit_seconds`,
     )
-    .bind(row.user_id, quota.since, quota.taskTimeoutSeconds, quota.seconds, row.id, row.command, row.with_metadata, row.webhook_url, row.created_at, Math.min(quota.requestedSeconds ?? quota.taskTimeoutSeconds, quota.taskTimeoutSeconds))
+    .bind(row.user_id, quota.since, quota.taskTimeoutSeconds, quota.seconds, row.id, row.command, row.with_metadata, row.webhook_url, row.created_at, Math.min(quota.requestedSeconds ?? quota.taskTimeoutSeconds, quota.taskTimeoutSeconds), row.steps ?? null)
     .first<{ time_limit_seconds: number }>();
   return inserted?.time_limit_seconds;
 }

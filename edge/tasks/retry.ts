@@ -6,7 +6,7 @@ import { isServed, servedKeyOf } from "../files/served-files";
 import { config } from "../lib/config";
 import { type TaskRow, requireOwnTask } from "./repository";
 import { isFinal } from "./state";
-import { stepsOfCommand } from "./steps";
+import { stepsOfRecord } from "./steps";
 import { type TaskSubmission, submitTask } from "./submit";
 
 /** CreateTask's bound on timeout_seconds. */
@@ -36,7 +36,7 @@ export async function retryTask(env: Env, userId: string, taskId: string, now = 
  */
 function resubmissionOf(row: TaskRow): TaskSubmission {
   const timeLimit = row.error_code === "TIMEOUT" ? undefined : row.time_limit_seconds;
-  const steps = stepsOfCommand(row.command);
+  const steps = stepsOfRecord(row);
   return CreateTaskSchema.parse({
     ...(steps ? { steps } : { command: row.command }),
     with_metadata: row.with_metadata === 1,

@@ -7,25 +7,16 @@ export interface StoredStep {
   publish: boolean;
 }
 
-/**
- * A chained task's record keeps its steps in the `command` column as JSON. No ffmpeg command
- * starts with `{` (the policy refuses any program but ffmpeg), so the two never mix up.
- */
-const STEPS_MARK = '{"steps":';
-
-export function storedStepsCommand(steps: readonly StoredStep[]): string {
-  return JSON.stringify({ steps: steps.map(({ command, publish }) => ({ command, publish })) });
+/** The `steps` column of a chained task's record (JSON); null for a task of one command. */
+export function storedSteps(steps: readonly StoredStep[] | undefined): string | null {
+  return steps ? JSON.stringify(steps.map(({ command, publish }) => ({ command, publish }))) : null;
 }
 
-/** The steps of a chained task's record; undefined for a single command. */
-export function stepsOfCommand(command: string): StoredStep[] | undefined {
-  if (!command.startsWith(STEPS_MARK)) return undefined;
-  try {
-    const { steps } = JSON.parse(command) as { steps: StoredStep[] };
-    return Array.isArray(steps) ? steps : undefined;
-  } catch {
-    return undefined;
-  }
+/** The steps of a task's record; undefined for a task of one command. */
+export function stepsOfRecord(row: { steps?: string | null }): StoredStep[] | undefined {
+  if (!row.steps) return undefined;
+  const steps = JSON.parse(row.steps) as unknown;
+  return Array.isArray(steps) ? (steps as StoredStep[]) : undefined;
 }
 
 /** What `command` shows for a chained task: its steps' commands, one a line. */

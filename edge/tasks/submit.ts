@@ -12,7 +12,7 @@ import { resolvePreset } from "../presets/manage";
 import { taskStub } from "../lib/stubs";
 import { checkWebhookUrl } from "../webhooks/delivery";
 import { insertTaskWithinQuota } from "./repository";
-import { type StoredStep, storedStepsCommand } from "./steps";
+import { type StoredStep, shownCommand, storedSteps } from "./steps";
 
 export type TaskSubmission = z.output<typeof CreateTaskSchema>;
 export interface SubmittedTask {
@@ -36,7 +36,7 @@ export async function submitTask(env: Env, userId: string, submission: TaskSubmi
   const taskId = `tsk_${randomHex(12)}`;
   const createdAt = now.toISOString();
   const quota = { since: startOfUtcDay(now), seconds: settings.dailyTaskSeconds, taskTimeoutSeconds: settings.taskTimeoutSeconds, requestedSeconds: submission.timeout_seconds };
-  const row = { id: taskId, user_id: userId, command: work.stored, with_metadata: submission.with_metadata ? 1 : 0, webhook_url: webhook, created_at: createdAt };
+  const row = { id: taskId, user_id: userId, command: work.shown, steps: storedSteps(work.steps), with_metadata: submission.with_metadata ? 1 : 0, webhook_url: webhook, created_at: createdAt };
   const timeLimit = await insertTaskWithinQuota(env.DB, row, quota);
   if (timeLimit === undefined) throw quotaExceeded(quota.seconds, now);
   const task = taskStub(env, taskId);
@@ -53,10 +53,10 @@ export async function submitTask(env: Env, userId: string, submission: TaskSubmi
 
 /**
  * What the task runs, past the policy: one command (given, or a preset's with its params in
- * place), or a chain of steps (kept in the record's `command` as JSON, ./steps.ts; the job's
- * `command` is then the first step's). Exactly one of the three.
+ * place), or a chain of steps (the record's `steps`; its `command` shows them one a line, and
+ * the job's `command` is the first step's). Exactly one of the three.
  */
-async function checkedWork(env: Env, userId: string, submission: TaskSubmission, allowHosts: readonly string[]): Promise<{ stored: string; command: string; steps?: StoredStep[] }> {
+async function checkedWork(env: Env, userId: string, submission: TaskSubmission, allowHosts: readonly string[]): Promise<{ shown: string; command: string; steps?: StoredStep[] }> {
   const { command, steps, preset, params } = submission;
   if ([command, steps, preset].filter((given) => given !== undefined).length !== 1) {
     throw new AppError("VALIDATION_FAILED", "Give exactly one of 'command' (one ffmpeg command), 'preset' (a saved command, with its 'params') and 'steps' (a chain of commands).");
@@ -65,11 +65,11 @@ async function checkedWork(env: Env, userId: string, submission: TaskSubmission,
   if (steps) {
     const checked = checkSteps(steps, { allowHosts });
     const kept = checked.map((step) => ({ command: steps[step.index]!.command, publish: step.publish }));
-    return { stored: storedStepsCommand(kept), command: kept[0]!.command, steps: kept };
+    return { shown: shownCommand(kept), command: kept[0]!.command, steps: kept };
   }
   const one = preset !== undefined ? expandPreset(await resolvePreset(env, userId, preset), params) : command!;
   checkCommand(one, { allowHosts });
-  return { stored: one, command: one };
+  return { shown: one, command: one };
 }
 
 /**

@@ -17,7 +17,7 @@ import { type TaskRow, findTaskById, markFinished, markRetried, markRunning } fr
 import {
   type CancelResult, type ClaimResult, type LiveState, type Limits, applyEvent, claim, dispatched, dueAction, fail, initialState, isFinal, lostTranscoder, queued, unreachable, waiting,
 } from "./state";
-import { stepsOfCommand } from "./steps";
+import { stepsOfRecord } from "./steps";
 import { TaskStore } from "./task-store";
 
 /** `time_limit_seconds`: the task's own limit, reserved against its owner's daily quota at submission. */
@@ -331,9 +331,9 @@ function withinTimeLimit(job: TranscodeJob, state: LiveState): TranscodeJob {
   return { ...job, timeout_seconds: timeLimitSeconds(state, job.timeout_seconds) };
 }
 
-/** The job of a task as its record keeps it (a chained task's steps are JSON in `command`, ./steps.ts). */
+/** The job of a task as its record keeps it. */
 function jobSpecOf(row: TaskRow): JobSpec {
-  const steps = stepsOfCommand(row.command);
+  const steps = stepsOfRecord(row);
   return { command: steps ? steps[0]!.command : row.command, ...(steps ? { steps } : {}), with_metadata: row.with_metadata === 1, webhook_url: row.webhook_url };
 }
 

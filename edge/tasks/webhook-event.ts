@@ -6,7 +6,7 @@ import { handOver, webhookIdFor } from "../webhooks/handover";
 import { type TaskRecord, presentTask } from "./present";
 import { listTasksMissingEndpointEvents, listUndeliveredWebhookTasks } from "./repository";
 import type { LiveState } from "./state";
-import { storedStepsCommand } from "./steps";
+import { shownCommand, storedSteps } from "./steps";
 
 /** What a task's end event is built from: the record the API presents, and where the event goes. */
 export type WebhookTaskRecord = TaskRecord & { webhook_url: string | null };
@@ -42,7 +42,8 @@ export function endedTaskRecord(state: LiveState, job: JobSpec): WebhookTaskReco
   return {
     id: state.task_id,
     user_id: state.user_id,
-    command: job.steps ? storedStepsCommand(job.steps) : job.command,
+    command: job.steps ? shownCommand(job.steps) : job.command,
+    steps: storedSteps(job.steps),
     with_metadata: job.with_metadata ? 1 : 0,
     webhook_url: job.webhook_url,
     status: state.status,

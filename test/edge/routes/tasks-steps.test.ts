@@ -1,6 +1,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { taskStub } from "../../../edge/lib/stubs";
+import { findTaskById } from "../../../edge/tasks/repository";
 import { api, createUser, postJson } from "../helpers";
 
 const TRIM = "ffmpeg -i https://example.com/in.mp4 -ss 0 -t 2 clip.mp4";
@@ -48,6 +49,10 @@ describe("POST /v1/tasks with steps", () => {
     await runInDurableObject(taskStub(env, taskId), async (_instance, state) => {
       expect(await state.storage.get("job")).toMatchObject({ command: TRIM, steps: [{ command: TRIM, publish: false }, { command: SCALE, publish: true }, { command: THUMB, publish: true }] });
     });
+    // The record keeps the commands one a line, for every reader of `command`, and the steps beside them.
+    const row = await findTaskById(env.DB, taskId);
+    expect(row?.command).toBe([TRIM, SCALE, THUMB].join("\n"));
+    expect(JSON.parse(row?.steps ?? "null")).toEqual([{ command: TRIM, publish: false }, { command: SCALE, publish: true }, { command: THUMB, publish: true }]);
   });
 
   it.each([
