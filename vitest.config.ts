@@ -41,6 +41,12 @@ export const INTEGRATION_TESTS = [
   "test/structure/{imports,typecheck}.test.ts",
 ];
 
+/**
+ * The n8n nodes' tests need the n8n packages installed in clients/n8n-nodes-ffedge, which the
+ * root install does not bring: they run with their own config, `npm run test:n8n`.
+ */
+const N8N_TESTS = ["test/clients/n8n/**"];
+
 /** Pure edge modules are tested in node, without workerd. */
 export const EDGE_IN_NODE = ["test/edge/tasks/state.test.ts"];
 
@@ -95,7 +101,7 @@ export default defineConfig(async () => {
     test: {
       projects: [
         inWorkerd("edge", ["test/edge/**/*.test.ts"], [...EDGE_IN_NODE, ...SLOW_EDGE_TESTS], INNER_LOOP),
-        inNode("node", [...EDGE_IN_NODE, "test/shared/**/*.test.ts", "test/config/**/*.test.ts", "test/transcoder/**/*.test.ts", "test/scripts/**/*.test.ts", "test/structure/**/*.test.ts", "test/clients/**/*.test.ts"], [...INTEGRATION_TESTS, ...SLOW_NODE_TESTS], INNER_LOOP),
+        inNode("node", [...EDGE_IN_NODE, "test/shared/**/*.test.ts", "test/config/**/*.test.ts", "test/transcoder/**/*.test.ts", "test/scripts/**/*.test.ts", "test/structure/**/*.test.ts", "test/clients/**/*.test.ts"], [...INTEGRATION_TESTS, ...SLOW_NODE_TESTS, ...N8N_TESTS], INNER_LOOP),
         inWorkerd("edge-slow", SLOW_EDGE_TESTS, [], AFTER_INNER_LOOP),
         inNode("node-slow", SLOW_NODE_TESTS, [], AFTER_INNER_LOOP),
         inNode("integration", INTEGRATION_TESTS, [], AFTER_INNER_LOOP),
