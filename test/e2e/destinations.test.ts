@@ -5,9 +5,8 @@ import { join } from "node:path";
 import S3rver from "@20minutes/s3rver";
 import { AwsClient } from "aws4fetch";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { makeClip, mediaDir } from "../../scripts/lib/media";
-import { Stack, authed, uploadLocalFile } from "../../scripts/lib/local-stack";
-import { type TaskBody, getTask, submitTask, waitForEnd } from "./helpers";
+import { authed } from "../../scripts/lib/local-stack";
+import { type TaskBody, getTask, submitTask, useStackWithClip, waitForEnd } from "./helpers";
 
 /** s3rver's built-in account: the only key pair whose signatures it accepts. */
 const S3RVER_KEY = "S3RVER";
@@ -15,30 +14,24 @@ const BUCKET = "user-media";
 
 type Delivered = Omit<TaskBody, "outputs"> & { outputs?: (NonNullable<TaskBody["outputs"]>[number] & { destination?: { id: string; status: string; key: string; url?: string; attempts: number; error_code?: string } })[] };
 
-let stack: Stack;
+const ctx = useStackWithClip({ seconds: 3, size: "320x240" });
 let s3: S3rver;
 let s3Dir: string;
 let endpoint: string;
-let alice: { key: string; userId: string };
-let clipUrl: string;
 
 beforeAll(async () => {
   s3Dir = await mkdtemp(join(tmpdir(), "ffedge-destination-"));
   s3 = new S3rver({ address: "127.0.0.1", port: 0, silent: true, directory: s3Dir, configureBuckets: [{ name: BUCKET }] });
   endpoint = `http://127.0.0.1:${((await s3.run()) as AddressInfo).port}`;
-  stack = await Stack.start();
-  alice = await stack.createUser();
-  clipUrl = (await uploadLocalFile(stack, alice.key, await makeClip(await mediaDir(), "clip.mp4", { seconds: 3, size: "320x240" }))).url;
-}, 120_000);
+});
 
 afterAll(async () => {
-  await stack?.stop();
   await s3?.close();
   if (s3Dir) await rm(s3Dir, { recursive: true, force: true });
 });
 
 function post(path: string, body: unknown): Promise<Response> {
-  return stack.fetch(path, authed(alice.key, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }));
+  return ctx.stack.fetch(path, authed(ctx.user.key, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }));
 }
 
 /** The object at `url` read from the S3 server with a SigV4-signed GET, as the bucket's owner would. */
@@ -52,7 +45,7 @@ async function readObject(url: string): Promise<Uint8Array> {
 async function waitForDeliveries(taskId: string): Promise<Delivered> {
   const deadline = Date.now() + 60_000;
   for (;;) {
-    const task = (await getTask(stack, alice.key, taskId)) as Delivered;
+    const task = (await getTask(ctx.stack, ctx.user.key, taskId)) as Delivered;
     if (task.outputs?.every((output) => output.destination && output.destination.status !== "pending")) return task;
     if (Date.now() > deadline) throw new Error(`deliveries of ${taskId} still pending: ${JSON.stringify(task.outputs)}`);
     await new Promise((resolve) => setTimeout(resolve, 250));
@@ -75,10 +68,10 @@ describe("outputs delivered to the user's own S3-compatible bucket", () => {
   });
 
   it("copies a task's outputs there: the task says where each went, and the bytes are the CDN's", async () => {
-    const response = await submitTask(stack, alice.key, { command: `ffmpeg -i ${clipUrl} -t 1 -c copy cut.mp4 -t 1 -vn -c:a libmp3lame sound.mp3`, destination: { id: "local-bucket", mode: "copy" } });
+    const response = await submitTask(ctx.stack, ctx.user.key, { command: `ffmpeg -i ${ctx.clipUrl} -t 1 -c copy cut.mp4 -t 1 -vn -c:a libmp3lame sound.mp3`, destination: { id: "local-bucket", mode: "copy" } });
     expect(response.status, await response.clone().text()).toBe(201);
     const { task_id } = (await response.json()) as { task_id: string };
-    expect((await waitForEnd(stack, alice.key, task_id)).task.status).toBe("completed");
+    expect((await waitForEnd(ctx.stack, ctx.user.key, task_id)).task.status).toBe("completed");
     const task = await waitForDeliveries(task_id);
     cdnOutputs = task.outputs![0]!.url.slice(0, task.outputs![0]!.url.indexOf(`/${task_id}/`));
     for (const output of task.outputs!) {
@@ -91,9 +84,9 @@ describe("outputs delivered to the user's own S3-compatible bucket", () => {
   });
 
   it("with `only`, the output's url is the bucket's and the CDN copy is gone", async () => {
-    const response = await submitTask(stack, alice.key, { command: `ffmpeg -i ${clipUrl} -t 1 -c copy only.mp4`, destination: { id: destinationId, mode: "only" } });
+    const response = await submitTask(ctx.stack, ctx.user.key, { command: `ffmpeg -i ${ctx.clipUrl} -t 1 -c copy only.mp4`, destination: { id: destinationId, mode: "only" } });
     const { task_id } = (await response.json()) as { task_id: string };
-    expect((await waitForEnd(stack, alice.key, task_id)).task.status).toBe("completed");
+    expect((await waitForEnd(ctx.stack, ctx.user.key, task_id)).task.status).toBe("completed");
     const task = await waitForDeliveries(task_id);
     const output = task.outputs![0]!;
     expect(output.destination!.status).toBe("delivered");

@@ -1,4 +1,33 @@
-import { type Stack, authed } from "../../scripts/lib/local-stack";
+import { afterAll, beforeAll } from "vitest";
+import { makeClip, mediaDir } from "../../scripts/lib/media";
+import { Stack, type StackOptions, authed, uploadLocalFile } from "../../scripts/lib/local-stack";
+
+/** What most end-to-end files start from: a local stack, one user, and one clip uploaded as theirs. */
+export interface StackWithClip {
+  stack: Stack;
+  /** A scratch folder for downloads and probes. */
+  dir: string;
+  user: { key: string; userId: string };
+  clipUrl: string;
+}
+
+/**
+ * Starts the stack, a user and their clip before the file's tests, and stops the stack after
+ * them. The fields are filled in by the file's beforeAll, so read them inside tests only.
+ */
+export function useStackWithClip(clip: { seconds?: number; size?: string; audio?: boolean } = {}, options: StackOptions = {}): StackWithClip {
+  const context = {} as StackWithClip;
+  beforeAll(async () => {
+    context.stack = await Stack.start(options);
+    context.dir = await mediaDir();
+    context.user = await context.stack.createUser();
+    context.clipUrl = (await uploadLocalFile(context.stack, context.user.key, await makeClip(context.dir, "clip.mp4", clip))).url;
+  }, 120_000);
+  afterAll(async () => {
+    await context.stack?.stop();
+  });
+  return context;
+}
 
 export type TaskBody = {
   task_id: string;

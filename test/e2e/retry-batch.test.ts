@@ -1,43 +1,29 @@
 import { join } from "node:path";
 import { writeFile } from "node:fs/promises";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { makeClip, mediaDir, probe } from "../../scripts/lib/media";
-import { Stack, authed, uploadLocalFile } from "../../scripts/lib/local-stack";
-import { waitForEnd } from "./helpers";
+import { describe, expect, it } from "vitest";
+import { probe } from "../../scripts/lib/media";
+import { authed } from "../../scripts/lib/local-stack";
+import { useStackWithClip, waitForEnd } from "./helpers";
 
-let stack: Stack;
-let dir: string;
-let alice: { key: string; userId: string };
-let clipUrl: string;
-
-beforeAll(async () => {
-  stack = await Stack.start();
-  dir = await mediaDir();
-  alice = await stack.createUser();
-  clipUrl = (await uploadLocalFile(stack, alice.key, await makeClip(dir, "clip.mp4", { seconds: 4, size: "320x180" }))).url;
-}, 120_000);
-
-afterAll(async () => {
-  await stack?.stop();
-});
+const ctx = useStackWithClip({ seconds: 4, size: "320x180" });
 
 function post(path: string, body?: unknown): Promise<Response> {
-  return stack.fetch(path, authed(alice.key, { method: "POST", ...(body === undefined ? {} : { headers: { "content-type": "application/json" }, body: JSON.stringify(body) }) }));
+  return ctx.stack.fetch(path, authed(ctx.user.key, { method: "POST", ...(body === undefined ? {} : { headers: { "content-type": "application/json" }, body: JSON.stringify(body) }) }));
 }
 
-describe("batch and retry on the real stack", () => {
+describe("batch and retry on the real ctx.stack", () => {
   it("runs a batch of three tasks to completion, then a retry of one as a new task that completes too", async () => {
     const names = ["first.mp4", "second.mp4", "third.mp4"];
-    const response = await post("/v1/tasks/batch", { tasks: names.map((name, index) => ({ command: `ffmpeg -i ${clipUrl} -t ${index + 1} -c:v libx264 -preset ultrafast ${name}` })) });
+    const response = await post("/v1/tasks/batch", { tasks: names.map((name, index) => ({ command: `ffmpeg -i ${ctx.clipUrl} -t ${index + 1} -c:v libx264 -preset ultrafast ${name}` })) });
     expect(response.status).toBe(200);
     const answer = (await response.json()) as { created: number; results: { index: number; task_id: string }[] };
     expect(answer.created).toBe(3);
 
-    const ends = await Promise.all(answer.results.map((result) => waitForEnd(stack, alice.key, result.task_id, 90_000)));
+    const ends = await Promise.all(answer.results.map((result) => waitForEnd(ctx.stack, ctx.user.key, result.task_id, 90_000)));
     for (const [index, { task }] of ends.entries()) {
       expect(task.status, task.error).toBe("completed");
       expect(task.outputs?.map((output) => output.filename)).toEqual([names[index]]);
-      const path = join(dir, `batch-${names[index]}`);
+      const path = join(ctx.dir, `batch-${names[index]}`);
       await writeFile(path, new Uint8Array(await (await fetch(task.outputs![0]!.url)).arrayBuffer()));
       expect(Number((await probe(path)).format.duration)).toBeCloseTo(index + 1, 0);
     }
@@ -49,7 +35,7 @@ describe("batch and retry on the real stack", () => {
     expect(retry_of).toBe(original);
     expect(task_id).not.toBe(original);
     expect(retried.headers.get("location")).toBe(`/v1/tasks/${task_id}`);
-    const { task } = await waitForEnd(stack, alice.key, task_id, 90_000);
+    const { task } = await waitForEnd(ctx.stack, ctx.user.key, task_id, 90_000);
     expect(task.status, task.error).toBe("completed");
     expect(task.outputs?.map((output) => output.filename)).toEqual(["second.mp4"]);
     expect(task.outputs![0]!.url).not.toBe(ends[1]!.task.outputs![0]!.url);

@@ -1,33 +1,19 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { makeClip, mediaDir, probe } from "../../scripts/lib/media";
-import { Stack, authed, uploadLocalFile } from "../../scripts/lib/local-stack";
-import { type TaskBody, submitTask, waitForEnd } from "./helpers";
+import { describe, expect, it } from "vitest";
+import { probe } from "../../scripts/lib/media";
+import { authed } from "../../scripts/lib/local-stack";
+import { type TaskBody, submitTask, useStackWithClip, waitForEnd } from "./helpers";
 
 type StepsTask = TaskBody & { command: string; steps: { index: number; status: string; progress: number; publish: boolean; outputs: { filename: string }[]; error?: string }[] };
 
-let stack: Stack;
-let dir: string;
-let alice: { key: string; userId: string };
-let clipUrl: string;
-
-beforeAll(async () => {
-  stack = await Stack.start();
-  dir = await mediaDir();
-  alice = await stack.createUser();
-  clipUrl = (await uploadLocalFile(stack, alice.key, await makeClip(dir, "source.mp4", { seconds: 6, size: "640x360" }))).url;
-}, 120_000);
-
-afterAll(async () => {
-  await stack?.stop();
-});
+const ctx = useStackWithClip({ seconds: 6, size: "640x360" });
 
 async function runSteps(steps: { command: string; publish?: boolean }[]): Promise<{ task: StepsTask; progressSeen: number[] }> {
-  const response = await submitTask(stack, alice.key, { steps });
+  const response = await submitTask(ctx.stack, ctx.user.key, { steps });
   expect(response.status, await response.clone().text()).toBe(201);
   const { task_id } = (await response.json()) as { task_id: string };
-  const { task, progressSeen } = await waitForEnd(stack, alice.key, task_id, 90_000);
+  const { task, progressSeen } = await waitForEnd(ctx.stack, ctx.user.key, task_id, 90_000);
   return { task: task as StepsTask, progressSeen };
 }
 
@@ -36,7 +22,7 @@ async function download(output: { filename: string; url: string; size: number })
   expect(response.status).toBe(200);
   const bytes = new Uint8Array(await response.arrayBuffer());
   expect(bytes.byteLength).toBe(output.size);
-  const path = join(dir, `steps-${output.filename}`);
+  const path = join(ctx.dir, `steps-${output.filename}`);
   await writeFile(path, bytes);
   return path;
 }
@@ -44,7 +30,7 @@ async function download(output: { filename: string; url: string; size: number })
 describe("a chained task", () => {
   it("runs trim → scale → thumbnail in one job folder, publishes all but the private trim, and keeps each step's log", async () => {
     const { task, progressSeen } = await runSteps([
-      { command: `ffmpeg -i ${clipUrl} -ss 0 -t 2 clip.mp4`, publish: false },
+      { command: `ffmpeg -i ${ctx.clipUrl} -ss 0 -t 2 clip.mp4`, publish: false },
       { command: "ffmpeg -i {{steps.0.outputs.clip.mp4}} -vf scale=160:-2 small.mp4" },
       { command: "ffmpeg -i {{steps.1.outputs.small.mp4}} -frames:v 1 thumb.jpg" },
     ]);
@@ -63,7 +49,7 @@ describe("a chained task", () => {
     const thumb = await probe(await download(task.outputs![1]!));
     expect(thumb.streams).toMatchObject([{ codec_type: "video", codec_name: "mjpeg", width: 160, height: 90 }]);
 
-    const log = await stack.fetch(`/v1/tasks/${task.task_id}/logs`, authed(alice.key));
+    const log = await ctx.stack.fetch(`/v1/tasks/${task.task_id}/logs`, authed(ctx.user.key));
     expect(log.status).toBe(200);
     const text = await log.text();
     const headers = [0, 1, 2].map((index) => text.indexOf(`[ffedge] step ${index}: ffmpeg -i `));
@@ -76,7 +62,7 @@ describe("a chained task", () => {
 
   it("ends at the first step that fails, naming it, and never runs the steps after it", async () => {
     const { task } = await runSteps([
-      { command: `ffmpeg -i ${clipUrl} -t 1 first.mp4` },
+      { command: `ffmpeg -i ${ctx.clipUrl} -t 1 first.mp4` },
       { command: "ffmpeg -i {{steps.0.outputs.first.mp4}} -map 0:s second.mp4" },
       { command: "ffmpeg -i {{steps.1.outputs.second.mp4}} -frames:v 1 third.jpg" },
     ]);
@@ -84,7 +70,7 @@ describe("a chained task", () => {
     expect(task.error_code).toBe("FFMPEG_FAILED");
     expect(task.error).toMatch(/^step 1: /);
     expect(task.steps.map((step) => step.status)).toEqual(["completed", "failed", "pending"]);
-    const log = await (await stack.fetch(`/v1/tasks/${task.task_id}/logs`, authed(alice.key))).text();
+    const log = await (await ctx.stack.fetch(`/v1/tasks/${task.task_id}/logs`, authed(ctx.user.key))).text();
     expect(log).toContain("[ffedge] step 1: ");
     expect(log).not.toContain("[ffedge] step 2: ");
   }, 120_000);

@@ -1,30 +1,23 @@
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebhookEventSchema } from "../../shared/schemas/webhooks";
-import { makeClip, mediaDir } from "../../scripts/lib/media";
-import { getTask, submitTask, waitForEnd } from "./helpers";
-import { Stack, authed, uploadLocalFile } from "../../scripts/lib/local-stack";
+import { authed } from "../../scripts/lib/local-stack";
+import { getTask, submitTask, useStackWithClip, waitForEnd } from "./helpers";
 import { type ReceivedRequest, WebhookReceiver } from "./webhook-receiver";
 
-let stack: Stack;
+const ctx = useStackWithClip({ seconds: 2 }, { edgeVars: { WEBHOOK_TIMEOUT_SECONDS: "2", WEBHOOK_RETRY_SCHEDULE_SECONDS: "1" } });
 let receiver: WebhookReceiver;
-let user: { key: string; userId: string };
-let clipUrl: string;
 
 beforeAll(async () => {
-  stack = await Stack.start({ edgeVars: { WEBHOOK_TIMEOUT_SECONDS: "2", WEBHOOK_RETRY_SCHEDULE_SECONDS: "1" } });
   receiver = await new WebhookReceiver().listen();
-  user = await stack.createUser();
-  clipUrl = (await uploadLocalFile(stack, user.key, await makeClip(await mediaDir(), "clip.mp4", { seconds: 2 }))).url;
-}, 120_000);
+});
 
 afterAll(async () => {
   await receiver?.close();
-  await stack?.stop();
 });
 
 async function register(body: Record<string, unknown>): Promise<{ id: string; secret: string }> {
-  const response = await stack.fetch("/v1/webhooks/endpoints", authed(user.key, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }));
+  const response = await ctx.stack.fetch("/v1/webhooks/endpoints", authed(ctx.user.key, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }));
   expect(response.status, await response.clone().text()).toBe(201);
   return (await response.json()) as { id: string; secret: string };
 }
@@ -43,16 +36,16 @@ function headersOf(request: ReceivedRequest): Record<string, string> {
   return Object.fromEntries(Object.entries(request.headers).map(([name, value]) => [name, String(value)]));
 }
 
-describe("registered webhook endpoints on the local stack", () => {
+describe("registered webhook endpoints on the local ctx.stack", () => {
   it("deliver task.completed of a task submitted without a webhook, signed with the secret returned at registration", async () => {
     const endpoint = await register({ url: receiver.script("/subscribed", [{ status: 500 }, { status: 200 }]), events: ["task.completed"] });
     const failedOnly = await register({ url: receiver.url("/failed-only"), events: ["task.failed"] });
     const disabled = await register({ url: receiver.url("/disabled"), events: ["task.completed"], enabled: false });
 
-    const response = await submitTask(stack, user.key, { command: `ffmpeg -i ${clipUrl} -t 1 -c copy out.mp4` });
+    const response = await submitTask(ctx.stack, ctx.user.key, { command: `ffmpeg -i ${ctx.clipUrl} -t 1 -c copy out.mp4` });
     expect(response.status).toBe(201);
     const { task_id } = (await response.json()) as { task_id: string };
-    const { task } = await waitForEnd(stack, user.key, task_id, 30_000);
+    const { task } = await waitForEnd(ctx.stack, ctx.user.key, task_id, 30_000);
     expect(task.status, task.error).toBe("completed");
 
     // The first attempt is answered 500; the retry a second later is delivered.
@@ -61,13 +54,13 @@ describe("registered webhook endpoints on the local stack", () => {
       expect(request.headers["webhook-id"]).toBe(`msg_${task_id}_completed`);
       expect(request.headers["webhook-event"]).toBe("task.completed");
       const event = WebhookEventSchema.parse(new Webhook(endpoint.secret).verify(request.body, headersOf(request)));
-      expect(event).toEqual(await getTask(stack, user.key, task_id));
+      expect(event).toEqual(await getTask(ctx.stack, ctx.user.key, task_id));
     }
     expect(receiver.received("/failed-only")).toEqual([]);
     expect(receiver.received("/disabled")).toEqual([]);
 
     type Log = { events: { event_id: string; delivered: boolean; attempts: { status_code: number }[] }[] };
-    const logOf = async (id: string) => (await (await stack.fetch(`/v1/webhooks/endpoints/${id}/deliveries`, authed(user.key))).json()) as Log;
+    const logOf = async (id: string) => (await (await ctx.stack.fetch(`/v1/webhooks/endpoints/${id}/deliveries`, authed(ctx.user.key))).json()) as Log;
     let log = await logOf(endpoint.id);
     for (const deadline = Date.now() + 10_000; !log.events[0]?.delivered && Date.now() < deadline; log = await logOf(endpoint.id)) await new Promise((resolve) => setTimeout(resolve, 100));
     expect(log.events).toHaveLength(1);
