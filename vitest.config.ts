@@ -1,6 +1,8 @@
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { readD1Migrations } from "@cloudflare/vitest-plugin";
-import { availableParallelism } from "node:os";
+import { createRequire } from "node:module";
+import { availableParallelism, tmpdir } from "node:os";
+import { join } from "node:path";
 import { configDefaults, defineConfig } from "vitest/config";
 
 /**
@@ -36,16 +38,29 @@ export const SLOW_NODE_TESTS = [
 export const INTEGRATION_TESTS = [
   "test/e2e/**/*.test.ts",
   "test/clients/cli/**/*.test.ts",
-  "test/clients/sdk/{openapi-drift,pack,run,uploads}.test.ts",
+  "test/clients/sdk/{openapi-drift,pack,run,uploads,workflows}.test.ts",
   "test/scripts/{keys,keys-busy,keys-users,start,start-log}.test.ts",
   "test/structure/{imports,typecheck}.test.ts",
 ];
 
 /**
- * The n8n nodes' tests need the n8n packages installed in clients/n8n-nodes-ffedge, which the
- * root install does not bring: they run with their own config, `npm run test:n8n`.
+ * The n8n nodes against the real local stack. n8n-workflow and n8n-core are the package's own
+ * dev dependencies (clients/n8n-nodes-ffedge/node_modules, installed by `npm run n8n:deps`
+ * before `npm test`, not by the root install: 358 MB nobody else needs), so its tests resolve
+ * them from there, to the CommonJS entries n8n-core itself requires: one copy of each, shared by
+ * the tests, n8n-core and the package's dist/.
  */
-const N8N_TESTS = ["test/clients/n8n/**"];
+const N8N_TESTS = ["test/clients/n8n/**/*.test.ts"];
+const fromN8nPackage = createRequire(join(import.meta.dirname, "clients/n8n-nodes-ffedge/package.json"));
+
+/** The CommonJS entry of one of the package's dev dependencies; the bare name until it is installed (knip reads this file on any machine). */
+function n8nPackageEntry(name: string): string {
+  try {
+    return fromN8nPackage.resolve(name);
+  } catch {
+    return name;
+  }
+}
 
 /** Pure edge modules are tested in node, without workerd. */
 export const EDGE_IN_NODE = ["test/edge/tasks/state.test.ts"];
@@ -105,6 +120,14 @@ export default defineConfig(async () => {
         inWorkerd("edge-slow", SLOW_EDGE_TESTS, [], AFTER_INNER_LOOP),
         inNode("node-slow", SLOW_NODE_TESTS, [], AFTER_INNER_LOOP),
         inNode("integration", INTEGRATION_TESTS, [], AFTER_INNER_LOOP),
+        {
+          resolve: { alias: { "n8n-workflow": n8nPackageEntry("n8n-workflow"), "n8n-core": n8nPackageEntry("n8n-core") } },
+          test: {
+            name: "n8n", include: N8N_TESTS, ...AFTER_INNER_LOOP, globalSetup: ["test/clients/n8n/build-package.ts"], testTimeout: 60_000, hookTimeout: 120_000,
+            // n8n-core's InstanceSettings keeps its config (an encryption key) in the user folder.
+            env: { N8N_USER_FOLDER: join(tmpdir(), "ffedge-n8n-user") },
+          },
+        },
       ],
     },
   };

@@ -19,6 +19,7 @@ import { me } from "./routes/me";
 import { presets } from "./routes/presets";
 import { taskActions } from "./routes/task-actions";
 import { taskBatch } from "./routes/task-batch";
+import { taskDeliveries } from "./routes/task-deliveries";
 import { tasks } from "./routes/tasks";
 import { tus } from "./routes/tus";
 import { signedUploads, uploads } from "./routes/uploads";
@@ -29,7 +30,7 @@ import { webhooks } from "./routes/webhooks";
 export function buildApp() {
   const app = createApp();
   app.use("*", discardUnreadBody, limitJsonBodies, requireValidConfig, requireRouteHost);
-  mountAll(app, [me, tasks, taskBatch, taskActions, webhooks, webhookEndpoints, uploads, signedUploads, tus, presets, files, destinations, cdn, internal]);
+  mountAll(app, [me, tasks, taskBatch, taskDeliveries, taskActions, webhooks, webhookEndpoints, uploads, signedUploads, tus, presets, files, destinations, cdn, internal]);
   // Before the console pages: /console/api/* is JSON, never a page.
   app.route("/", consoleApi((request, env, ctx) => app.fetch(request, env, ctx)));
   app.route("/console", consolePages);

@@ -87,6 +87,12 @@ export const ERROR_STATUS = {
   DESTINATION_UNREACHABLE: 502,
   DESTINATION_REFUSED: 422,
   DESTINATION_CREDENTIALS: 422,
+  /** A retry of a task whose destination was deleted since. */
+  DESTINATION_GONE: 409,
+  /** Deleting a destination that presets still name. */
+  DESTINATION_IN_USE: 409,
+  /** A redelivery with no failed delivery whose output is still stored. */
+  NOTHING_TO_REDELIVER: 409,
   MAIL_NOT_SENT: 503,
   INTERNAL: 500,
 } as const;
@@ -195,6 +201,9 @@ export const ERROR_TITLES: Record<ErrorCode, string> = {
   DESTINATION_UNREACHABLE: "Destination unreachable",
   DESTINATION_REFUSED: "Destination refused the request",
   DESTINATION_CREDENTIALS: "Destination credentials not accepted",
+  DESTINATION_GONE: "Destination deleted",
+  DESTINATION_IN_USE: "Destination in use",
+  NOTHING_TO_REDELIVER: "Nothing to redeliver",
   MAIL_NOT_SENT: "Mail not sent",
   INTERNAL: "Internal error",
 };

@@ -10,6 +10,7 @@ import { filesOfSession } from "./files";
 import { Layout, type PageContext } from "./layout";
 import { Account, Composer, Files, Keys, Task, Tasks, Usage, Webhooks } from "./pages/app";
 import { Forgot, Reset, SignIn, SignUp, Verify } from "./pages/auth";
+import { Destinations, Presets } from "./pages/workflows";
 
 /**
  * Every console page: scripts and styles only from our origin (no inline code at all), data
@@ -85,6 +86,7 @@ const PAGES: Record<string, PageSpec> = {
   "/keys": { title: "API keys", page: "keys", signedIn: true, body: Keys },
   "/usage": { title: "Usage", page: "usage", signedIn: true, body: Usage },
   "/webhooks": { title: "Webhooks", page: "webhooks", signedIn: true, body: Webhooks },
+  "/destinations": { title: "Destinations", page: "destinations", signedIn: true, body: Destinations },
   "/account": { title: "Account", page: "account", signedIn: true, body: Account },
 };
 
@@ -95,10 +97,11 @@ consolePages.get("/", (c) => c.redirect("/console/tasks", 302));
 
 for (const [path, spec] of Object.entries(PAGES)) consolePages.get(path, (c) => render(c, spec));
 
-/** Files and the composer list the user's files in the page itself (`data-files`). */
+/** Files, the composer and the presets' run forms list the user's files in the page itself (`data-files`). */
 for (const spec of [
   { path: "/files", title: "Files", page: "files", signedIn: true, body: Files },
   { path: "/new", title: "New task", page: "composer", signedIn: true, body: Composer },
+  { path: "/presets", title: "Presets", page: "presets", signedIn: true, body: Presets },
 ]) {
   consolePages.get(spec.path, async (c) => {
     const files = await filesOfSession(c);

@@ -3,10 +3,12 @@ import type { Child } from "hono/jsx";
 const NAV = [
   { href: "/console/tasks", label: "Tasks", page: "tasks" },
   { href: "/console/new", label: "New task", page: "composer" },
+  { href: "/console/presets", label: "Presets", page: "presets" },
   { href: "/console/files", label: "Files", page: "files" },
   { href: "/console/keys", label: "API keys", page: "keys" },
   { href: "/console/usage", label: "Usage", page: "usage" },
   { href: "/console/webhooks", label: "Webhooks", page: "webhooks" },
+  { href: "/console/destinations", label: "Destinations", page: "destinations" },
   { href: "/console/account", label: "Account", page: "account" },
 ];
 

@@ -53,8 +53,22 @@ export async function updateDestination(env: Env, userId: string, idOrName: stri
   return next;
 }
 
-export async function removeDestination(env: Env, userId: string, idOrName: string): Promise<void> {
+/**
+ * Deletes a destination, unless presets name it (DESTINATION_IN_USE naming them): a preset left
+ * naming nothing would send its next tasks' outputs only to our CDN, where the user asked for
+ * their bucket. `namedBy` is the presets' own lookup, handed in so that destinations import no
+ * other domain. Tasks still delivering to it fail those deliveries DESTINATION_NOT_FOUND.
+ */
+export async function removeDestination(env: Env, userId: string, idOrName: string, namedBy: (destinationId: string) => Promise<string[]>): Promise<void> {
   const row = await requireDestination(env.DB, userId, idOrName);
+  const presets = await namedBy(row.id);
+  if (presets.length) {
+    throw new AppError(
+      "DESTINATION_IN_USE",
+      `Destination '${row.name}' is named by your presets ${presets.map((name) => `'${name}'`).join(", ")}; change them first (PATCH /v1/presets/{preset} with "destination": null or another destination).`,
+      { presets },
+    );
+  }
   await deleteDestination(env.DB, userId, row.id);
 }
 

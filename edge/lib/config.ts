@@ -37,6 +37,11 @@ const SettingsSchema = z.object({
     .default("5,30,120,600,1800,3600,7200,14400,28800")
     .transform((list) => list.split(",").map((item) => Number(item.trim())))
     .refine((delays) => delays.every((delay) => Number.isSafeInteger(delay) && delay > 0), { error: "must be comma-separated whole numbers of seconds above 0" }),
+  DESTINATION_RETRY_SCHEDULE_SECONDS: z
+    .string()
+    .default("30,120,600,1800")
+    .transform((list) => list.split(",").map((item) => Number(item.trim())))
+    .refine((delays) => delays.every((delay) => Number.isSafeInteger(delay) && delay > 0), { error: "must be comma-separated whole numbers of seconds above 0" }),
   MAX_RUNNING_TASKS_PER_USER: count(5),
   RATE_LIMIT_REQUESTS: count(1200),
   RATE_LIMIT_PERIOD_SECONDS: count(60),
@@ -86,6 +91,8 @@ function toConfig(settings: Settings) {
     webhookTimeoutSeconds: Math.min(15, settings.WEBHOOK_TIMEOUT_SECONDS),
     /** Delay before each webhook retry; the last one repeats until 24 h have passed since the first attempt. */
     webhookRetryScheduleSeconds: Object.freeze(settings.WEBHOOK_RETRY_SCHEDULE_SECONDS),
+    /** Pause after each failed delivery of an output to a destination; one attempt more than pauses, then it is `failed`. */
+    destinationRetryScheduleSeconds: Object.freeze(settings.DESTINATION_RETRY_SCHEDULE_SECONDS),
     maxRunningTasksPerUser: settings.MAX_RUNNING_TASKS_PER_USER,
     /** What GET /v1/me advertises; the API_RATE_LIMIT binding enforces its own copy of these numbers. */
     rateLimit: Object.freeze({ requests: settings.RATE_LIMIT_REQUESTS, periodSeconds: settings.RATE_LIMIT_PERIOD_SECONDS }),

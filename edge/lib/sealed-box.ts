@@ -1,10 +1,10 @@
 /**
- * Secrets a user handed us and that we must use again (S3 credentials of a destination), sealed
+ * Secrets we must use again (a destination's S3 credentials, the webhook signing secrets), sealed
  * with AES-GCM so that a D1 export or backup does not reveal them. The key is derived from
  * SIGNING_SECRET with HKDF under a label of the caller's own, so each kind of secret has its
  * own key; rotating SIGNING_SECRET makes stored secrets unreadable (their owners enter them
  * again). `boundTo` (the owner and the row's id) is the associated data: a sealed value moved to
- * another row or user does not open. The same scheme as the webhook secrets (edge/webhooks/signing.ts).
+ * another row or user does not open.
  */
 export async function seal(signingSecret: string, label: string, boundTo: string, plaintext: string): Promise<string> {
   const iv = crypto.getRandomValues(new Uint8Array(12));

@@ -2,12 +2,21 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import { createApp } from "../lib/openapi";
+import { registerDestinationTools } from "./destination-tools";
+import { registerEndpointTools } from "./endpoint-tools";
 import { registerFileTools } from "./file-tools";
 import { oauthUserOf, requireMcpCaller } from "./oauth";
 import { type Caller, type Forward } from "./rest";
 import { COMMAND_RULES, registerTaskTools } from "./task-tools";
+import { registerWorkflowTools } from "./workflow-tools";
 
-const INSTRUCTIONS = `ffedge runs ffmpeg commands in the cloud. Submit a command with run_ffmpeg, follow it with wait_for_task, and give the user the output URLs (they expire after 24 hours).\n\n${COMMAND_RULES}`;
+const WORKFLOWS = [
+  "Workflows: run_steps chains 2-10 commands in one task (a step reads an earlier one's output as {{steps.K.outputs.<file>}}); run_preset runs a saved template, save_preset and delete_preset manage the user's own; retry_task runs a finished task again.",
+  "Outputs can also go to the user's own S3-compatible bucket: pass destination {id, mode} to run_ffmpeg, run_preset or run_steps (list_destinations, test_destination; redeliver_outputs after a failed delivery was fixed). Destinations are created only in the console or the API, never with credentials through these tools.",
+  "Webhook endpoints (list_webhook_endpoints, create_webhook_endpoint, delete_webhook_endpoint, get_webhook_deliveries) receive signed events of all the user's tasks; an endpoint's secret is shown once, when it is created.",
+].join("\n");
+
+const INSTRUCTIONS = `ffedge runs ffmpeg commands in the cloud. Submit a command with run_ffmpeg, follow it with wait_for_task, and give the user the output URLs (they expire after 24 hours).\n\n${WORKFLOWS}\n\n${COMMAND_RULES}`;
 
 function buildServer(caller: Caller): McpServer {
   // Workers forbid code generation (eval, new Function), which the SDK's default Ajv validator uses.
@@ -15,6 +24,9 @@ function buildServer(caller: Caller): McpServer {
   const server = new McpServer({ name: "ffedge", version: "1.0.0" }, { instructions: INSTRUCTIONS, jsonSchemaValidator: new CfWorkerJsonSchemaValidator() });
   registerTaskTools(server, caller);
   registerFileTools(server, caller);
+  registerWorkflowTools(server, caller);
+  registerDestinationTools(server, caller);
+  registerEndpointTools(server, caller);
   return server;
 }
 

@@ -1,9 +1,9 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
-import type { ServerNotification, ServerRequest } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
+import { destination, idempotencyKey, taskId, timeoutSeconds, waitSeconds } from "./arguments";
 import { type Caller, asTool, callApi, callJson, toolResult } from "./rest";
 import { type McpTask, McpLogSchema, McpTaskListSchema, McpTaskSchema, McpValidationSchema, toMcpTask } from "./schemas";
+import { reportProgress, taskResult } from "./task-results";
 import { MAX_WAIT_SECONDS, waitForTask } from "./wait";
 
 /** What every tool that takes a command repeats, so an agent reads the rules where it writes the command. */
@@ -13,22 +13,6 @@ export const COMMAND_RULES = [
   "OUTPUTS are bare file names with a media extension (out.mp4, audio.mp3, thumb_%03d.jpg), never paths or URLs: the service stores them and returns a download URL for each, valid for 24 hours.",
   "Options that read the service's own disk or only print diagnostics (-filter_script, -dump, ...) and huge sizes or durations are refused; each task also has a time limit (600 s unless the operator set another) and a daily processing quota.",
 ].join("\n");
-
-// Only id characters: the id becomes a path segment, where '.' or '..' would name another route.
-const taskId = z.string().min(1).max(64).regex(/^[\w-]+$/, "a task id has only letters, digits, '_' and '-'")
-  .describe("The task id, 'tsk_' followed by 24 hex digits, from run_ffmpeg or list_tasks");
-
-const waitSeconds = (fallback: number) =>
-  z.number().int().min(0).max(MAX_WAIT_SECONDS).default(fallback)
-    .describe(`Seconds to wait for the task to end (0-${MAX_WAIT_SECONDS}; MCP clients time a call out after about 60 s). If it is still running then, you get it with its progress: call wait_for_task with its id.`);
-
-function describeTask(task: McpTask): string {
-  if (task.status === "completed") return `Task ${task.task_id} completed. Outputs (links expire in 24 h):\n${(task.outputs ?? []).map((output) => `- ${output.filename}: ${output.url} (${output.size} bytes)`).join("\n")}`;
-  if (task.status === "failed") return `Task ${task.task_id} failed with ${task.error_code ?? "an error"}: ${task.error ?? ""}\nget_task_log shows ffmpeg's full output.`;
-  return `Task ${task.task_id} is ${task.status} (${task.progress}%${task.eta_seconds !== undefined ? `, about ${task.eta_seconds} s left` : ""}). Call wait_for_task with this id to wait for it.`;
-}
-
-const taskResult = (task: McpTask) => toolResult(task, describeTask(task));
 
 const McpPresetListSchema = z.object({
   total: z.number().int(),
@@ -41,23 +25,7 @@ const McpPresetListSchema = z.object({
   })),
 });
 
-/**
- * notifications/progress (0-100) while a call waits, when the client asked for them with a
- * progressToken; only rising values, as the spec requires of successive notifications.
- */
-function reportProgress(extra: RequestHandlerExtra<ServerRequest, ServerNotification>): ((progress: number) => void) | undefined {
-  const progressToken = extra._meta?.progressToken;
-  if (progressToken === undefined) return undefined;
-  let last = -1;
-  return (progress) => {
-    if (progress <= last) return;
-    last = progress;
-    // Progress is a courtesy: a client that stopped listening loses nothing.
-    extra.sendNotification({ method: "notifications/progress", params: { progressToken, progress, total: 100, message: `${progress}%` } }).catch(() => {});
-  };
-}
-
-/** run_ffmpeg, run_preset, list_presets, get_task, wait_for_task, cancel_task, list_tasks, validate_command, get_task_log. */
+/** run_ffmpeg, run_preset, list_presets, get_task, wait_for_task, cancel_task, list_tasks, validate_command, get_task_log (run_steps and the other workflows: workflow-tools.ts). */
 export function registerTaskTools(server: McpServer, caller: Caller): void {
   server.registerTool("run_ffmpeg", {
     title: "Run an ffmpeg command",
@@ -65,14 +33,15 @@ export function registerTaskTools(server: McpServer, caller: Caller): void {
     inputSchema: {
       command: z.string().min(1).max(16_384).describe("e.g. ffmpeg -i https://example.com/in.mp4 -vf scale=640:-2 -c:a copy small.mp4"),
       wait_seconds: waitSeconds(30),
-      timeout_seconds: z.number().int().min(1).max(86_400).optional().describe("The task's own time limit in seconds, at most the service's (600 s by default); a short limit reserves less of the daily quota"),
-      idempotency_key: z.string().min(1).max(255).optional().describe("Any unique string, e.g. a UUID. Send the same key when you retry a call that timed out or failed on the way: the service then returns the task it already made instead of running the command twice (keys are kept 24 h)"),
+      timeout_seconds: timeoutSeconds,
+      idempotency_key: idempotencyKey,
+      destination,
     },
     outputSchema: McpTaskSchema.shape,
     annotations: { openWorldHint: true },
-  }, ({ command, wait_seconds, timeout_seconds, idempotency_key }, extra) => asTool(async () => {
+  }, ({ command, wait_seconds, timeout_seconds, idempotency_key, destination: target }, extra) => asTool(async () => {
     const headers = idempotency_key ? { "idempotency-key": idempotency_key } : undefined;
-    const created = await callJson<{ task_id: string }>(caller, "POST", "/v1/tasks", { command, timeout_seconds }, headers);
+    const created = await callJson<{ task_id: string }>(caller, "POST", "/v1/tasks", { command, timeout_seconds, destination: target }, headers);
     return taskResult(await waitForTask(caller, created.task_id, wait_seconds, reportProgress(extra)));
   }));
 
@@ -85,14 +54,15 @@ export function registerTaskTools(server: McpServer, caller: Caller): void {
       preset: z.string().min(1).max(64).describe("The preset's name (e.g. thumbnail) or id, from list_presets"),
       params: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).default({}).describe('The parameters\' values by name, e.g. {"video": "https://example.com/in.mp4", "width": 320}'),
       wait_seconds: waitSeconds(30),
-      timeout_seconds: z.number().int().min(1).max(86_400).optional().describe("The task's own time limit in seconds, at most the service's"),
-      idempotency_key: z.string().min(1).max(255).optional().describe("Any unique string; the same key on a retried call returns the task already made"),
+      timeout_seconds: timeoutSeconds,
+      idempotency_key: idempotencyKey,
+      destination,
     },
     outputSchema: McpTaskSchema.shape,
     annotations: { openWorldHint: true },
-  }, ({ preset, params, wait_seconds, timeout_seconds, idempotency_key }, extra) => asTool(async () => {
+  }, ({ preset, params, wait_seconds, timeout_seconds, idempotency_key, destination: target }, extra) => asTool(async () => {
     const headers = idempotency_key ? { "idempotency-key": idempotency_key } : undefined;
-    const created = await callJson<{ task_id: string }>(caller, "POST", "/v1/tasks", { preset, params, timeout_seconds }, headers);
+    const created = await callJson<{ task_id: string }>(caller, "POST", "/v1/tasks", { preset, params, timeout_seconds, destination: target }, headers);
     return taskResult(await waitForTask(caller, created.task_id, wait_seconds, reportProgress(extra)));
   }));
 
@@ -116,7 +86,7 @@ export function registerTaskTools(server: McpServer, caller: Caller): void {
 
   server.registerTool("get_task", {
     title: "Get a task",
-    description: "A task's status, progress, outputs (bare names with download URLs, valid 24 h) or error, without waiting. Only your own tasks: any other id is NOT_FOUND.",
+    description: "A task's status, progress, outputs (bare names with download URLs, valid 24 h) or error, without waiting; a chained task (run_steps) also each step's status and outputs and the step it failed at, and a task run with a destination each output's delivery to the user's bucket. Only your own tasks: any other id is NOT_FOUND.",
     inputSchema: { task_id: taskId },
     outputSchema: McpTaskSchema.shape,
     annotations: { readOnlyHint: true },

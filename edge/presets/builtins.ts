@@ -76,7 +76,7 @@ const DEFINITIONS: { name: string; description: string; command: string; paramet
   },
 ];
 
-export const BUILTIN_PRESETS: readonly Preset[] = DEFINITIONS.map((definition) => ({ id: definition.name, ...definition, builtin: true, created_at: null, updated_at: null }));
+export const BUILTIN_PRESETS: readonly Preset[] = DEFINITIONS.map((definition) => ({ id: definition.name, ...definition, destination: null, builtin: true, created_at: null, updated_at: null }));
 
 export function findBuiltinPreset(name: string): Preset | undefined {
   return BUILTIN_PRESETS.find((preset) => preset.name === name);

@@ -1,7 +1,8 @@
 import { randomHex } from "../../shared/encoding";
 import { AppError } from "../../shared/errors";
 import { checkCommand } from "../../shared/ffmpeg";
-import type { Preset, PresetDefinition } from "../../shared/schemas/presets";
+import type { Preset, PresetChanges, PresetDefinition } from "../../shared/schemas/presets";
+import { destinationOfUser } from "../destinations/deliver";
 import { config } from "../lib/config";
 import { BUILTIN_PRESETS, findBuiltinPreset } from "./builtins";
 import { checkPresetDefinition } from "./definition";
@@ -25,19 +26,25 @@ export async function expandForUser(env: Env, userId: string, idOrName: string, 
   return { command, inputs: parsed.inputs.map((input) => input.url), outputs: parsed.outputs.map((output) => output.filename) };
 }
 
-/** Saves a new preset for the user once it passes checkPresetDefinition (PRESET_INVALID otherwise). */
+/**
+ * Saves a new preset for the user once it passes checkPresetDefinition (PRESET_INVALID
+ * otherwise) and the destination it names is one of the user's (DESTINATION_NOT_FOUND).
+ */
 export async function createPreset(env: Env, userId: string, input: unknown, now = new Date()): Promise<Preset> {
-  const definition = checkedDefinition(env, input);
+  const definition = await withOwnDestination(env, userId, checkedDefinition(env, input));
   return insertPreset(env.DB, userId, definition, `pre_${randomHex(12)}`, now.toISOString());
 }
 
 /** Changes the fields given in `changes` of the user's preset; the result is checked as a whole. Built-in presets are read-only. */
-export async function updatePreset(env: Env, userId: string, idOrName: string, changes: Partial<PresetDefinition>, now = new Date()): Promise<Preset> {
+export async function updatePreset(env: Env, userId: string, idOrName: string, changes: PresetChanges, now = new Date()): Promise<Preset> {
   const current = await ownPreset(env, userId, idOrName);
-  const definition = checkedDefinition(env, {
+  const { destination, ...fields } = changes;
+  const kept = destination === undefined ? current.destination : destination;
+  const definition = await withOwnDestination(env, userId, checkedDefinition(env, {
     name: current.name, description: current.description ?? undefined, command: current.command, parameters: current.parameters,
-    ...Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined)),
-  });
+    ...Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)),
+    ...(kept ? { destination: kept } : {}),
+  }));
   const updated = await replacePreset(env.DB, userId, current.id, definition, now.toISOString());
   if (!updated) throw notFound(idOrName);
   return updated;
@@ -55,6 +62,13 @@ export async function presetsOf(env: Env, userId: string, query: { builtin?: boo
   if (query.builtin === true) return { total: builtins.length, presets: shown };
   const own = await listPresets(env.DB, userId, { limit: query.limit - shown.length, offset: Math.max(0, query.offset - builtins.length) });
   return { total: builtins.length + own.total, presets: [...shown, ...own.presets] };
+}
+
+/** The definition with its destination resolved to the id of one of the user's destinations, a rename later not redirecting it. */
+async function withOwnDestination(env: Env, userId: string, definition: PresetDefinition): Promise<PresetDefinition> {
+  if (!definition.destination) return definition;
+  const row = await destinationOfUser(env.DB, userId, definition.destination.id);
+  return { ...definition, destination: { id: row.id, mode: definition.destination.mode } };
 }
 
 function checkedDefinition(env: Env, input: unknown): PresetDefinition {

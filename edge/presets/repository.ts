@@ -10,6 +10,8 @@ interface PresetRow {
   description: string | null;
   command: string;
   parameters: string;
+  /** JSON {id, mode}: the destination its tasks deliver to; null: none. */
+  destination: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -20,7 +22,8 @@ export const MAX_PRESETS_PER_USER = 200;
 export function toPreset(row: PresetRow): Preset {
   return {
     id: row.id, name: row.name, description: row.description, command: row.command,
-    parameters: JSON.parse(row.parameters) as Preset["parameters"], builtin: false, created_at: row.created_at, updated_at: row.updated_at,
+    parameters: JSON.parse(row.parameters) as Preset["parameters"],
+    destination: row.destination === null ? null : (JSON.parse(row.destination) as Preset["destination"]), builtin: false, created_at: row.created_at, updated_at: row.updated_at,
   };
 }
 
@@ -47,11 +50,11 @@ export async function insertPreset(db: D1Database, userId: string, definition: P
   const row = await uniqueName(definition.name, () =>
     db
       .prepare(
-        `INSERT INTO presets (id, user_id, name, description, command, parameters, created_at, updated_at)
-         SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7 WHERE (SELECT COUNT(*) FROM presets WHERE user_id = ?2) < ?8
+        `INSERT INTO presets (id, user_id, name, description, command, parameters, created_at, updated_at, destination)
+         SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?9 WHERE (SELECT COUNT(*) FROM presets WHERE user_id = ?2) < ?8
          RETURNING *`,
       )
-      .bind(id, userId, definition.name, definition.description ?? null, definition.command, JSON.stringify(definition.parameters), now, MAX_PRESETS_PER_USER)
+      .bind(id, userId, definition.name, definition.description ?? null, definition.command, JSON.stringify(definition.parameters), now, MAX_PRESETS_PER_USER, destinationColumn(definition))
       .first<PresetRow>(),
   );
   if (!row) throw new AppError("LIMIT_EXCEEDED", `You have ${MAX_PRESETS_PER_USER} presets, the most one user may keep; delete one first.`);
@@ -62,11 +65,24 @@ export async function insertPreset(db: D1Database, userId: string, definition: P
 export async function replacePreset(db: D1Database, userId: string, id: string, definition: PresetDefinition, now: string): Promise<Preset | null> {
   const row = await uniqueName(definition.name, () =>
     db
-      .prepare("UPDATE presets SET name = ?3, description = ?4, command = ?5, parameters = ?6, updated_at = ?7 WHERE user_id = ?1 AND id = ?2 RETURNING *")
-      .bind(userId, id, definition.name, definition.description ?? null, definition.command, JSON.stringify(definition.parameters), now)
+      .prepare("UPDATE presets SET name = ?3, description = ?4, command = ?5, parameters = ?6, updated_at = ?7, destination = ?8 WHERE user_id = ?1 AND id = ?2 RETURNING *")
+      .bind(userId, id, definition.name, definition.description ?? null, definition.command, JSON.stringify(definition.parameters), now, destinationColumn(definition))
       .first<PresetRow>(),
   );
   return row ? toPreset(row) : null;
+}
+
+/** The names of the user's presets that name this destination (by its id), by name. */
+export async function presetsNamingDestination(db: D1Database, userId: string, destinationId: string): Promise<string[]> {
+  const { results } = await db
+    .prepare("SELECT name FROM presets WHERE user_id = ? AND json_extract(destination, '$.id') = ? ORDER BY name")
+    .bind(userId, destinationId)
+    .all<{ name: string }>();
+  return results.map((row) => row.name);
+}
+
+function destinationColumn(definition: PresetDefinition): string | null {
+  return definition.destination ? JSON.stringify({ id: definition.destination.id, mode: definition.destination.mode }) : null;
 }
 
 export async function deletePreset(db: D1Database, userId: string, id: string): Promise<boolean> {

@@ -6,6 +6,7 @@ import { requireApiKey } from "../accounts/credentials";
 import { createDestination, removeDestination, requireDestination, testDestination, updateDestination } from "../destinations/manage";
 import { listDestinations, presentDestination } from "../destinations/repository";
 import { bearerSecurity, createApp, problemResponses } from "../lib/openapi";
+import { presetsNamingDestination } from "../presets/repository";
 
 const problem = (description: string) => ({ description, content: { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } } });
 const json = <T>(schema: T) => ({ "application/json": { schema } });
@@ -59,10 +60,11 @@ destinations.openapi(
   createRoute({
     method: "delete", path: "/v1/destinations/{destination_id}", tags: ["Destinations"], summary: "Delete a destination (deliveries still pending to it fail DESTINATION_NOT_FOUND)", security: bearerSecurity,
     request: { params: DestinationIdParamSchema },
-    responses: { 204: { description: "Deleted" }, ...problemResponses, ...notFound },
+    responses: { 204: { description: "Deleted" }, ...problemResponses, ...notFound, 409: problem("Presets name it (DESTINATION_IN_USE, `presets` lists them): change them first") },
   }),
   async (c) => {
-    await removeDestination(c.env, c.get("userId"), c.req.valid("param").destination_id);
+    const userId = c.get("userId");
+    await removeDestination(c.env, userId, c.req.valid("param").destination_id, (destinationId) => presetsNamingDestination(c.env.DB, userId, destinationId));
     return c.body(null, 204);
   },
 );

@@ -23,7 +23,7 @@ const presetResponse = (description: string) => ({ description, content: { "appl
 presets.openapi(
   createRoute({
     method: "post", path: "/v1/presets", tags: ["Presets"], summary: "Save a command template with typed parameters", security: bearerSecurity,
-    description: "`{{name}}` in the command stands for the parameter `name`. Checked when saved: the parameters are the supported JSON Schema subset, every placeholder names a parameter and every parameter is used, and the command passes the ffmpeg policy with sample values (PRESET_INVALID names the problem).",
+    description: "`{{name}}` in the command stands for the parameter `name`. Checked when saved: the parameters are the supported JSON Schema subset, every placeholder names a parameter and every parameter is used, and the command passes the ffmpeg policy with sample values (PRESET_INVALID names the problem). A `destination` must be one of yours (DESTINATION_NOT_FOUND); tasks from the preset deliver there unless they name their own.",
     request: { body: { required: true, content: { "application/json": { schema: CreatePresetSchema } } } },
     responses: { 201: presetResponse("The preset, saved"), ...problemResponses, 409: { description: "PRESET_NAME_TAKEN: you have a preset of that name, or it is a built-in one's" } },
   }),
@@ -51,7 +51,7 @@ presets.openapi(
 presets.openapi(
   createRoute({
     method: "patch", path: "/v1/presets/{preset}", tags: ["Presets"], summary: "Change one of your presets", security: bearerSecurity,
-    description: "Only the fields given change; the preset is then checked as a whole, as when it was saved. Tasks already submitted keep the command they were given.",
+    description: "Only the fields given change; the preset is then checked as a whole, as when it was saved (`destination`: one of yours, DESTINATION_NOT_FOUND otherwise; null removes it). Tasks already submitted keep the command and destination they were given.",
     request: { params: PresetParamSchema, body: { required: true, content: { "application/json": { schema: UpdatePresetSchema } } } },
     responses: { 200: presetResponse("The preset, changed"), ...problemResponses, 403: { description: "PRESET_READ_ONLY: a built-in preset" }, 404: { description: "PRESET_NOT_FOUND" }, 409: { description: "PRESET_NAME_TAKEN" } },
   }),

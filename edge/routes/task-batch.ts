@@ -43,7 +43,7 @@ taskBatch.openapi(
       201: { description: "The new task, queued; Location is its URL", content: { "application/json": { schema: RetriedTaskSchema } } },
       ...problemResponses,
       404: { description: "No such task for this key" },
-      409: { description: "TASK_NOT_FINISHED: the task is pending or running; INPUT_EXPIRED: one of its inputs, a file of this service, is gone; IDEMPOTENCY_KEY_REUSED" },
+      409: { description: "TASK_NOT_FINISHED: the task is pending or running; INPUT_EXPIRED: one of its inputs, a file of this service, is gone; DESTINATION_GONE: the destination it delivered to was deleted since; IDEMPOTENCY_KEY_REUSED" },
       429: { description: "RATE_LIMITED or QUOTA_EXCEEDED, as for POST /v1/tasks" },
     },
   }),

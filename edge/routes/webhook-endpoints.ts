@@ -2,7 +2,7 @@ import { createRoute, type z } from "@hono/zod-openapi";
 import { AppError } from "../../shared/errors";
 import {
   EndpointDeliveryLogSchema, EndpointEventParamSchema, EndpointIdParamSchema, FileExpiredEventSchema, RedeliveryQueuedSchema, WebhookEndpointCreateSchema,
-  WebhookEndpointCreatedSchema, WebhookEndpointListSchema, WebhookEndpointSchema, WebhookEndpointUpdateSchema, WebhookSecretSchema,
+  WebhookEndpointCreatedSchema, WebhookEndpointListSchema, WebhookEndpointSchema, WebhookEndpointUpdateSchema, WebhookEventSchema, WebhookSecretSchema,
 } from "../../shared/schemas/webhooks";
 import { requireApiKey } from "../accounts/credentials";
 import { bearerSecurity, createApp, problemResponses } from "../lib/openapi";
@@ -111,4 +111,14 @@ webhookEndpoints.openAPIRegistry.registerWebhook({
   method: "post", path: "file.expired", tags: TAGS, summary: "Sent to the endpoints subscribed to it when a stored file expires and is deleted",
   request: { body: { content: { "application/json": { schema: FileExpiredEventSchema } } } },
   responses: { 200: { description: "Any 2xx acknowledges the event; anything else is retried for 24 h" } },
+});
+
+webhookEndpoints.openAPIRegistry.registerWebhook({
+  method: "post", path: "task.progress", tags: TAGS,
+  summary: "Sent to the endpoints subscribed to it while a task runs: the task as GET /v1/tasks/{task_id} shows it (status running, progress, eta_seconds)",
+  description:
+    "At most one per 10 points of progress or per 10 s, whichever comes first, and none after the task's task.completed or task.failed went to the endpoint. " +
+    "A newer one replaces one not yet sent; each is tried once (a failure is logged, not retried). The webhook-id is msg_<task_id>_progress_<n>, n counting up.",
+  request: { body: { content: { "application/json": { schema: WebhookEventSchema } } } },
+  responses: { 200: { description: "Any 2xx acknowledges the event; a failed one is not retried, the next one supersedes it" } },
 });

@@ -1,12 +1,15 @@
 import { AppError } from "../../shared/errors";
-import type { OutputDestination, TaskDestination } from "../../shared/schemas/destinations";
+import type { OutputDestination, RedeliveryResult, TaskDestination } from "../../shared/schemas/destinations";
 import { DELIVERY_TIMEOUT_MS, deliverObject, deliveryKey, destinationOfUser } from "../destinations/deliver";
+import { findDestination } from "../destinations/repository";
 import { purgeCached } from "../files/cdn-cache";
 import { deleteFile } from "../files/records";
+import { config } from "../lib/config";
 import { log } from "../lib/log";
+import { taskStub } from "../lib/stubs";
 import { outputKey } from "./outputs";
-import { updateFinishedOutputs } from "./repository";
-import type { LiveState, StoredOutput } from "./state";
+import { requireOwnTask, updateFinishedOutputs } from "./repository";
+import { type LiveState, type StoredOutput, isFinal } from "./state";
 
 /** Where an output went, as kept on the task's outputs (`mode` is ours: the API shows the rest). */
 export type StoredDelivery = OutputDestination & { mode: TaskDestination["mode"] };
@@ -22,9 +25,6 @@ interface DeliveryEntry {
 
 const PLAN_KEY = "delivery-plan";
 const ENTRIES_KEY = "deliveries";
-/** Pauses after the 1st, 2nd, … failed attempt; an output is given up (`failed`) after the last. */
-const RETRY_DELAYS_MS = [30_000, 2 * 60_000, 10 * 60_000, 30 * 60_000];
-const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
 /** Refusals that another attempt cannot change. */
 const FINAL_CODES = new Set(["DESTINATION_NOT_FOUND", "URL_HOST_BLOCKED", "URL_NOT_ALLOWED", "OUTPUT_MISSING"]);
 
@@ -32,10 +32,11 @@ const FINAL_CODES = new Set(["DESTINATION_NOT_FOUND", "URL_HOST_BLOCKED", "URL_N
  * A task's deliveries to its destination, kept in its object's storage and driven by its alarm,
  * so they survive an evicted object or a restarted Worker. The task is `completed` as soon as its
  * outputs are in R2 (FFHub's clients stop polling then, and its webhook fires with each output's
- * destination `pending`); each output is then streamed from R2 to the destination, up to
- * MAX_ATTEMPTS times with growing pauses, and its `destination` on the task's record (D1) says
- * how it went. An attempt is counted before it starts, so an attempt cut short by an eviction
- * counts too and nothing is retried forever.
+ * destination `pending`); each output is then streamed from R2 to the destination, with the
+ * pauses of DESTINATION_RETRY_SCHEDULE_SECONDS between attempts (one attempt more than pauses),
+ * and its `destination` on the task's record (D1) says how it went. An attempt is counted
+ * before it starts, so an attempt cut short by an eviction counts too and nothing is retried
+ * forever.
  */
 export class TaskDeliveries {
   constructor(private readonly storage: DurableObjectStorage) {}
@@ -44,14 +45,19 @@ export class TaskDeliveries {
     return this.storage.put(PLAN_KEY, plan);
   }
 
+  /** The destination the task named, as its record keeps it too: its events show it as GET does. */
+  plan(): Promise<TaskDestination | undefined> {
+    return this.storage.get<TaskDestination>(PLAN_KEY);
+  }
+
   /**
    * The ended task with each output's delivery `pending` (or `failed` if its destination is gone),
    * and the storage entries to put with the end. Nothing for a task that did not complete or
    * named no destination.
    */
-  async atEnd(env: Env, state: LiveState): Promise<{ state: LiveState; entries: Record<string, DeliveryEntry[]> }> {
-    const plan = await this.storage.get<TaskDestination>(PLAN_KEY);
-    if (!plan || state.status !== "completed" || !state.outputs?.length) return { state, entries: {} };
+  async atEnd(env: Env, state: LiveState): Promise<{ state: LiveState; entries: Record<string, DeliveryEntry[]>; plan?: TaskDestination }> {
+    const plan = await this.plan();
+    if (!plan || state.status !== "completed" || !state.outputs?.length) return { state, entries: {}, plan };
     const row = await destinationOfUser(env.DB, state.user_id, plan.id).catch((error: unknown) => {
       if (error instanceof AppError) return error;
       throw error;
@@ -63,7 +69,7 @@ export class TaskDeliveries {
         : { id: row.id, status: "pending", key: deliveryKey(row, state.task_id, output.filename), attempts: 0, mode: plan.mode };
       return { filename: output.filename, delivery, due_at: now };
     });
-    return { state: { ...state, outputs: withDeliveries(state.outputs, entries) }, entries: { [ENTRIES_KEY]: entries } };
+    return { state: { ...state, outputs: withDeliveries(state.outputs, entries) }, entries: { [ENTRIES_KEY]: entries }, plan };
   }
 
   /** When the alarm should ring for the next attempt, if one is due. */
@@ -92,13 +98,40 @@ export class TaskDeliveries {
       if (!due) break;
       const attempts = due.delivery.attempts + 1;
       // Should this attempt be cut short (an evicted object), the alarm makes the next one once it would have timed out.
-      await this.save({ ...due, delivery: { ...due.delivery, attempts }, due_at: Date.now() + DELIVERY_TIMEOUT_MS + retryDelay(attempts) });
+      await this.save({ ...due, delivery: { ...due.delivery, attempts }, due_at: Date.now() + DELIVERY_TIMEOUT_MS + retryDelay(env, attempts) });
       await this.arm();
       const after = await attempt(env, state, { ...due, delivery: { ...due.delivery, attempts } });
-      const saved = await this.save({ ...due, delivery: after, due_at: Date.now() + retryDelay(attempts) });
+      const saved = await this.save({ ...due, delivery: after, due_at: Date.now() + retryDelay(env, attempts) });
       await updateFinishedOutputs(env.DB, state.task_id, withDeliveries(state.outputs, saved));
     }
     await this.arm();
+  }
+
+  /**
+   * Fresh attempts for the outputs whose delivery `failed` and whose copy here is still stored:
+   * each goes back to `pending`, its attempts counted from 0, to the destination as it is stored
+   * now (its credentials and prefix), and the alarm rings for them at once. A refusal is
+   * returned, not thrown: it crosses the object's RPC boundary as data.
+   */
+  async redeliver(env: Env, state: LiveState | undefined): Promise<Redelivery> {
+    const entries = (await this.storage.get<DeliveryEntry[]>(ENTRIES_KEY)) ?? [];
+    const failed = entries.filter((entry) => entry.delivery.status === "failed");
+    if (!state || state.status !== "completed" || !state.outputs || !failed.length) {
+      const pending = entries.some((entry) => entry.delivery.status === "pending");
+      return refused("NOTHING_TO_REDELIVER", entries.length === 0 ? "it completed without a destination, or did not complete" : pending ? "its deliveries are still being attempted" : "every output was delivered");
+    }
+    const stored = await storedOutputs(env, state, failed);
+    if (!stored.length) return refused("NOTHING_TO_REDELIVER", "the outputs whose delivery failed are no longer stored here (expired or deleted)", { expired: failed.map((entry) => entry.filename) });
+    const plan = (await this.storage.get<TaskDestination>(PLAN_KEY))!;
+    const row = await findDestination(env.DB, state.user_id, plan.id);
+    if (!row) return { ok: false, code: "DESTINATION_GONE", detail: `Its destination '${plan.id}' has been deleted since; there is nowhere to deliver to.`, extra: { destination: plan.id } };
+    const now = Date.now();
+    const fresh = new Map(stored.map((entry) => [entry.filename, { filename: entry.filename, delivery: { id: row.id, status: "pending", key: deliveryKey(row, state.task_id, entry.filename), attempts: 0, mode: plan.mode }, due_at: now } satisfies DeliveryEntry]));
+    const next = entries.map((entry) => fresh.get(entry.filename) ?? entry);
+    await this.storage.put(ENTRIES_KEY, next);
+    await updateFinishedOutputs(env.DB, state.task_id, withDeliveries(state.outputs, next));
+    await this.arm();
+    return { ok: true, queued: [...fresh.values()].map(({ filename, delivery: { mode: _mode, ...destination } }) => ({ filename, destination })) };
   }
 
   /** Replaces one output's entry; returns them all. */
@@ -126,9 +159,37 @@ async function attempt(env: Env, state: LiveState, entry: DeliveryEntry): Promis
     const known = error instanceof AppError ? error : undefined;
     const code = known?.code === "NOT_FOUND" ? "OUTPUT_MISSING" : (known?.code ?? "DESTINATION_UNREACHABLE");
     if (!known) log.error("delivery attempt failed", { task_id: state.task_id, filename: entry.filename, error });
-    const giveUp = FINAL_CODES.has(code) || delivery.attempts >= MAX_ATTEMPTS;
+    const giveUp = FINAL_CODES.has(code) || delivery.attempts > config(env).destinationRetryScheduleSeconds.length;
     return { ...delivery, status: giveUp ? "failed" : "pending", error: known?.detail ?? "The delivery failed unexpectedly.", error_code: code };
   }
+}
+
+/** What a redelivery did: the outputs it queued, or why it queued none (an AppError's parts). */
+export type Redelivery =
+  | { ok: true; queued: RedeliveryResult["queued"] }
+  | { ok: false; code: "NOTHING_TO_REDELIVER" | "DESTINATION_GONE"; detail: string; extra?: Record<string, string | string[]> };
+
+function refused(code: "NOTHING_TO_REDELIVER", why: string, extra?: Record<string, string[]>): Redelivery {
+  return { ok: false, code, detail: `There is nothing to redeliver: ${why}.`, ...(extra ? { extra } : {}) };
+}
+
+/** The entries whose output is still in R2. */
+async function storedOutputs(env: Env, state: LiveState, entries: readonly DeliveryEntry[]): Promise<DeliveryEntry[]> {
+  const kept = await Promise.all(entries.map(async (entry) => ((await env.FILES.head(outputKey(state.user_id, state.task_id, entry.filename))) ? entry : undefined)));
+  return kept.filter((entry) => entry !== undefined);
+}
+
+/**
+ * POST /v1/tasks/{task_id}/deliveries/retry: the user's finished task's failed deliveries, made
+ * again by its object. TASK_NOT_FINISHED before the task has ended; NOTHING_TO_REDELIVER when no
+ * delivery failed or the outputs are gone; DESTINATION_GONE when its destination was deleted.
+ */
+export async function redeliverOutputs(env: Env, userId: string, taskId: string): Promise<RedeliveryResult> {
+  const row = await requireOwnTask(env.DB, userId, taskId);
+  if (!isFinal(row.status)) throw new AppError("TASK_NOT_FINISHED", `Task '${taskId}' is ${row.status}; its outputs are delivered once it completes.`);
+  const result: Redelivery = await taskStub(env, taskId).redeliver();
+  if (!result.ok) throw new AppError(result.code, `Task '${taskId}': ${result.detail}`, result.extra);
+  return { task_id: taskId, queued: result.queued };
 }
 
 /** The task's outputs, each with its delivery. */
@@ -139,8 +200,9 @@ function withDeliveries(outputs: readonly StoredOutput[], entries: readonly Deli
   });
 }
 
-function retryDelay(attempts: number): number {
-  return RETRY_DELAYS_MS[Math.min(attempts, RETRY_DELAYS_MS.length) - 1]!;
+function retryDelay(env: Env, attempts: number): number {
+  const pauses = config(env).destinationRetryScheduleSeconds;
+  return pauses[Math.min(attempts, pauses.length) - 1]! * 1000;
 }
 
 /** The sooner of two alarm times, either of which may be absent. */

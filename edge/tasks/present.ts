@@ -1,4 +1,4 @@
-import type { OutputDestination } from "../../shared/schemas/destinations";
+import type { OutputDestination, TaskDestination } from "../../shared/schemas/destinations";
 import type { PublicTask, Task, TaskEvent } from "../../shared/schemas/tasks";
 import { publicUrls } from "../files/records";
 import type { DeliveredOutput, StoredDelivery } from "./deliveries";
@@ -8,7 +8,7 @@ import { type LiveState, type StoredOutput, etaSeconds, isFinal } from "./state"
 import { presentSteps, stepsOfRecord } from "./steps";
 
 /** The columns of a task's record that the API presents. */
-export type TaskRecord = Pick<TaskRow, "id" | "user_id" | "command" | "steps" | "with_metadata" | "status" | "progress" | "outputs" | "error" | "error_code" | "created_at" | "started_at" | "finished_at" | "retries">;
+export type TaskRecord = Pick<TaskRow, "id" | "user_id" | "command" | "steps" | "with_metadata" | "status" | "progress" | "outputs" | "error" | "error_code" | "created_at" | "started_at" | "finished_at" | "retries" | "destination">;
 
 /** The API's view of a task: the D1 record, overlaid with the live state while it runs. */
 export function presentTask(env: Env, row: TaskRecord, live?: LiveState, now = Date.now()): Task {
@@ -24,6 +24,7 @@ export function presentTask(env: Env, row: TaskRecord, live?: LiveState, now = D
     ...etaField(live && !isFinal(row.status) ? live : undefined, now),
     command: row.command,
     with_metadata: row.with_metadata === 1,
+    ...(row.destination ? { destination: JSON.parse(row.destination) as TaskDestination } : {}),
     retries: Math.max(row.retries ?? 0, live?.retries ?? 0),
     created_at: row.created_at,
     started_at: startedAt,

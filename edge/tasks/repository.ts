@@ -3,7 +3,7 @@ import type { TaskFailureCode } from "../../shared/errors";
 import type { TaskStatus, TaskStatusFilter } from "../../shared/schemas/tasks";
 import { deleteTaskFilesStatement } from "../files/records";
 import { TASK_HAS_DELIVERIES } from "../webhooks/delivery";
-import { TASK_EVENT_MISSING_AT_AN_ENDPOINT } from "../webhooks/endpoints";
+import { OWNER_ENDPOINTS_JSON, type OwnerEndpoints, TASK_EVENT_MISSING_AT_AN_ENDPOINT, ownerEndpoints } from "../webhooks/endpoints";
 import type { StoredOutput } from "./state";
 
 /** A row of the `tasks` table. */
@@ -28,6 +28,8 @@ export interface TaskRow {
   retries: number;
   /** The task's own time limit, reserved against its owner's daily quota (null: TASK_TIMEOUT_SECONDS). */
   time_limit_seconds?: number | null;
+  /** The destination it delivers to as JSON {id, mode} (edge/tasks/deliveries.ts); null: none. */
+  destination?: string | null;
 }
 
 /** Seconds ffmpeg ran (started → finished) for the tasks of user `?1` that finished since `?2`. */
@@ -70,17 +72,17 @@ export async function insertTask(db: D1Database, row: Pick<TaskRow, "id" | "user
  */
 export async function insertTaskWithinQuota(
   db: D1Database,
-  row: Pick<TaskRow, "id" | "user_id" | "command" | "steps" | "with_metadata" | "webhook_url" | "created_at">,
+  row: Pick<TaskRow, "id" | "user_id" | "command" | "steps" | "with_metadata" | "webhook_url" | "created_at" | "destination">,
   quota: QuotaReservation,
 ): Promise<number | undefined> {
   const left = `CAST(?4 - (${QUOTA_USED}) AS INTEGER)`;
   const inserted = await db
     .prepare(
-      `INSERT INTO tasks (id, user_id, command, with_metadata, webhook_url, status, created_at, time_limit_seconds, steps)
-       SELECT ?5, ?1, ?6, ?7, ?8, 'pending', ?9, MIN(?10, ${left}), ?11 WHERE ${left} >= 1
+      `INSERT INTO tasks (id, user_id, command, with_metadata, webhook_url, status, created_at, time_limit_seconds, steps, destination)
+       SELECT ?5, ?1, ?6, ?7, ?8, 'pending', ?9, MIN(?10, ${left}), ?11, ?12 WHERE ${left} >= 1
        RETURNING time_limit_seconds`,
     )
-    .bind(row.user_id, quota.since, quota.taskTimeoutSeconds, quota.seconds, row.id, row.command, row.with_metadata, row.webhook_url, row.created_at, Math.min(quota.requestedSeconds ?? quota.taskTimeoutSeconds, quota.taskTimeoutSeconds), row.steps ?? null)
+    .bind(row.user_id, quota.since, quota.taskTimeoutSeconds, quota.seconds, row.id, row.command, row.with_metadata, row.webhook_url, row.created_at, Math.min(quota.requestedSeconds ?? quota.taskTimeoutSeconds, quota.taskTimeoutSeconds), row.steps ?? null, row.destination ?? null)
     .first<{ time_limit_seconds: number }>();
   return inserted?.time_limit_seconds;
 }
@@ -113,8 +115,10 @@ export async function listTasks(db: D1Database, userId: string, query: { status?
   return { total: (count!.results[0] as { total: number }).total, rows: page!.results as TaskRow[] };
 }
 
-export async function markRunning(db: D1Database, taskId: string, startedAt: string): Promise<void> {
-  await db.prepare("UPDATE tasks SET status = 'running', started_at = ? WHERE id = ? AND status = 'pending'").bind(startedAt, taskId).run();
+/** Returns the owner's endpoints as of the start, read by the same statement; undefined if the task was not pending. */
+export async function markRunning(db: D1Database, taskId: string, startedAt: string): Promise<OwnerEndpoints | undefined> {
+  const row = await db.prepare(`UPDATE tasks SET status = 'running', started_at = ? WHERE id = ? AND status = 'pending' RETURNING ${OWNER_ENDPOINTS_JSON} AS endpoints`).bind(startedAt, taskId).first<{ endpoints: string }>();
+  return row ? ownerEndpoints(row.endpoints) : undefined;
 }
 
 /** The run was lost with its transcoder and the task waits to be started again. */
@@ -152,19 +156,20 @@ export async function listTasksMissingEndpointEvents(db: D1Database, range: { af
   return results;
 }
 
-/** Writes an end state. Guarded so an end state is never overwritten. */
+/** Writes an end state. Guarded so an end state is never overwritten. Returns the owner's endpoints as of the end, read by the same statement; undefined if it had already ended. */
 export async function markFinished(
   db: D1Database,
   taskId: string,
   end: { status: "completed" | "failed"; progress: number; outputs: StoredOutput[] | null; error: string | null; error_code: TaskFailureCode | null; started_at: string | null; finished_at: string },
-): Promise<void> {
-  await db
+): Promise<OwnerEndpoints | undefined> {
+  const row = await db
     .prepare(
       `UPDATE tasks SET status = ?, progress = ?, outputs = ?, error = ?, error_code = ?, started_at = COALESCE(started_at, ?), finished_at = ?
-       WHERE id = ? AND status IN ('pending', 'running')`,
+       WHERE id = ? AND status IN ('pending', 'running') RETURNING ${OWNER_ENDPOINTS_JSON} AS endpoints`,
     )
     .bind(end.status, end.progress, end.outputs ? JSON.stringify(end.outputs) : null, end.error, end.error_code, end.started_at, end.finished_at, taskId)
-    .run();
+    .first<{ endpoints: string }>();
+  return row ? ownerEndpoints(row.endpoints) : undefined;
 }
 
 /** Internal lookups (callbacks, the reconciler, a task object created before it kept its job) that are not on behalf of a user. */

@@ -1,7 +1,9 @@
 import { AppError } from "../../shared/errors";
 import { checkCommand, checkSteps } from "../../shared/ffmpeg";
 import type { RetriedTask } from "../../shared/schemas/batch";
+import type { TaskDestination } from "../../shared/schemas/destinations";
 import { CreateTaskSchema } from "../../shared/schemas/tasks";
+import { findDestination } from "../destinations/repository";
 import { isServed, servedKeyOf } from "../files/served-files";
 import { config } from "../lib/config";
 import { type TaskRow, requireOwnTask } from "./repository";
@@ -14,10 +16,12 @@ const MAX_TIMEOUT_SECONDS = 86_400;
 
 /**
  * A finished task of the user (completed or failed, canceled included) run again as a new task:
- * the same command (a preset's task stored its expanded command), metadata choice, webhook and
- * time limit, submitted like any new task (policy, quota, queue). Refused before anything is
- * written when the task has not finished (TASK_NOT_FINISHED) or when one of its inputs is a
- * file of ours that is gone (INPUT_EXPIRED, naming it): that task would only fail at download.
+ * the same command (a preset's task stored its expanded command), metadata choice, webhook,
+ * time limit and destination, submitted like any new task (policy, quota, queue). Refused
+ * before anything is written when the task has not finished (TASK_NOT_FINISHED), when one of
+ * its inputs is a file of ours that is gone (INPUT_EXPIRED, naming it: that task would only
+ * fail at download), or when its destination was deleted since (DESTINATION_GONE, naming it:
+ * the retry would deliver nowhere the user chose).
  */
 export async function retryTask(env: Env, userId: string, taskId: string, now = new Date()): Promise<RetriedTask> {
   const row = await requireOwnTask(env.DB, userId, taskId);
@@ -26,6 +30,7 @@ export async function retryTask(env: Env, userId: string, taskId: string, now = 
   }
   const submission = resubmissionOf(row);
   await requireInputsServed(env, taskId, inputsOf(env, submission), now);
+  if (submission.destination) await requireDestinationKept(env.DB, userId, taskId, submission.destination.id);
   return { ...(await submitTask(env, userId, submission, now)), retry_of: taskId };
 }
 
@@ -42,6 +47,7 @@ function resubmissionOf(row: TaskRow): TaskSubmission {
     with_metadata: row.with_metadata === 1,
     ...(row.webhook_url === null ? {} : { webhook: row.webhook_url }),
     ...(timeLimit ? { timeout_seconds: Math.min(timeLimit, MAX_TIMEOUT_SECONDS) } : {}),
+    ...(row.destination ? { destination: JSON.parse(row.destination) as TaskDestination } : {}),
   });
 }
 
@@ -63,4 +69,13 @@ async function requireInputsServed(env: Env, taskId: string, inputs: readonly st
       );
     }
   }
+}
+
+async function requireDestinationKept(db: D1Database, userId: string, taskId: string, destinationId: string): Promise<void> {
+  if (await findDestination(db, userId, destinationId)) return;
+  throw new AppError(
+    "DESTINATION_GONE",
+    `Task '${taskId}' delivered its outputs to destination '${destinationId}', which has been deleted since, so a retry is not submitted. Submit a new task (POST /v1/tasks) naming another destination, or none.`,
+    { destination: destinationId },
+  );
 }

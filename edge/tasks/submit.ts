@@ -2,6 +2,7 @@ import type { z } from "zod";
 import { randomHex } from "../../shared/encoding";
 import { AppError } from "../../shared/errors";
 import { checkCommand, checkSteps } from "../../shared/ffmpeg";
+import type { TaskDestination } from "../../shared/schemas/destinations";
 import type { CreateTaskSchema } from "../../shared/schemas/tasks";
 import { startOfUtcDay } from "../accounts/usage";
 import { queueJobs } from "../dispatch/dispatcher";
@@ -31,12 +32,13 @@ export async function submitTask(env: Env, userId: string, submission: TaskSubmi
   const settings = config(env);
   const work = await checkedWork(env, userId, submission, settings.devFetchAllowHosts);
   const webhook = submission.webhook ? checkWebhookUrl(submission.webhook, settings.devFetchAllowHosts).toString() : null;
-  // The user's own destination, by id or name, resolved to its id: a rename later does not redirect the task.
-  const destination = submission.destination ? { id: (await destinationOfUser(env.DB, userId, submission.destination.id)).id, mode: submission.destination.mode } : undefined;
+  // The user's own destination (the request's, else its preset's), by id or name, resolved to its id: a rename later does not redirect the task.
+  const named = submission.destination ?? work.destination;
+  const destination = named ? { id: (await destinationOfUser(env.DB, userId, named.id)).id, mode: named.mode } : undefined;
   const taskId = `tsk_${randomHex(12)}`;
   const createdAt = now.toISOString();
   const quota = { since: startOfUtcDay(now), seconds: settings.dailyTaskSeconds, taskTimeoutSeconds: settings.taskTimeoutSeconds, requestedSeconds: submission.timeout_seconds };
-  const row = { id: taskId, user_id: userId, command: work.shown, steps: storedSteps(work.steps), with_metadata: submission.with_metadata ? 1 : 0, webhook_url: webhook, created_at: createdAt };
+  const row = { id: taskId, user_id: userId, command: work.shown, steps: storedSteps(work.steps), with_metadata: submission.with_metadata ? 1 : 0, webhook_url: webhook, created_at: createdAt, destination: destination ? JSON.stringify(destination) : null };
   const timeLimit = await insertTaskWithinQuota(env.DB, row, quota);
   if (timeLimit === undefined) throw quotaExceeded(quota.seconds, now);
   const task = taskStub(env, taskId);
@@ -54,9 +56,10 @@ export async function submitTask(env: Env, userId: string, submission: TaskSubmi
 /**
  * What the task runs, past the policy: one command (given, or a preset's with its params in
  * place), or a chain of steps (the record's `steps`; its `command` shows them one a line, and
- * the job's `command` is the first step's). Exactly one of the three.
+ * the job's `command` is the first step's). Exactly one of the three. A preset's destination
+ * comes with its command, for the request's own to override.
  */
-async function checkedWork(env: Env, userId: string, submission: TaskSubmission, allowHosts: readonly string[]): Promise<{ shown: string; command: string; steps?: StoredStep[] }> {
+async function checkedWork(env: Env, userId: string, submission: TaskSubmission, allowHosts: readonly string[]): Promise<{ shown: string; command: string; steps?: StoredStep[]; destination?: TaskDestination }> {
   const { command, steps, preset, params } = submission;
   if ([command, steps, preset].filter((given) => given !== undefined).length !== 1) {
     throw new AppError("VALIDATION_FAILED", "Give exactly one of 'command' (one ffmpeg command), 'preset' (a saved command, with its 'params') and 'steps' (a chain of commands).");
@@ -67,9 +70,10 @@ async function checkedWork(env: Env, userId: string, submission: TaskSubmission,
     const kept = checked.map((step) => ({ command: steps[step.index]!.command, publish: step.publish }));
     return { shown: shownCommand(kept), command: kept[0]!.command, steps: kept };
   }
-  const one = preset !== undefined ? expandPreset(await resolvePreset(env, userId, preset), params) : command!;
+  const saved = preset !== undefined ? await resolvePreset(env, userId, preset) : undefined;
+  const one = saved ? expandPreset(saved, params) : command!;
   checkCommand(one, { allowHosts });
-  return { shown: one, command: one };
+  return { shown: one, command: one, ...(saved?.destination ? { destination: saved.destination } : {}) };
 }
 
 /**

@@ -7,11 +7,12 @@ import { type JobSpec, jobFor } from "../dispatch/job";
 import { config } from "../lib/config";
 import { log } from "../lib/log";
 import { WebhookOutbox } from "../webhooks/handover";
-import { TaskDeliveries, earliest } from "./deliveries";
+import { type Redelivery, TaskDeliveries, earliest } from "./deliveries";
 import { afterTaskEnded } from "./end-effects";
 import { TaskFanOut } from "./fan-out";
 import { writeCancelNote } from "./logs";
 import { endedTaskRecord, handoverFor } from "./webhook-event";
+import { ProgressEvents } from "./progress-events";
 import { verifyStoredOutputs } from "./outputs";
 import { type TaskRow, findTaskById, markFinished, markRetried, markRunning } from "./repository";
 import {
@@ -38,6 +39,7 @@ export class TaskObject extends DurableObject<Env> {
   private readonly fanOut = new TaskFanOut(this.ctx, this.env);
   private readonly outbox = new WebhookOutbox(this.ctx.storage);
   private readonly deliveries = new TaskDeliveries(this.ctx.storage);
+  private readonly progressEvents = new ProgressEvents(this.ctx, () => this.store.job(), () => this.deliveries.plan());
   private readonly store = new TaskStore(this.ctx.storage, this.fanOut, { limits: (state) => this.limits(state), outboxRetryAt: async (now) => earliest(await this.outbox.retryAt(now), await this.deliveries.retryAt()) });
 
   async init(meta: TaskMeta, job?: JobSpec, destination?: TaskDestination): Promise<void> {
@@ -51,6 +53,10 @@ export class TaskObject extends DurableObject<Env> {
 
   async getState(): Promise<LiveState | undefined> {
     return this.store.load();
+  }
+
+  async redeliver(): Promise<Redelivery> {
+    return this.exclusive(async () => this.deliveries.redeliver(this.env, await this.store.load()));
   }
 
   /** Taken by `dispatch` before it hands the job over, so a redelivered job never runs twice. */
@@ -212,8 +218,9 @@ export class TaskObject extends DurableObject<Env> {
       if (isFinal(next.status)) await this.persistEnd(next);
       else if (next.retries !== state.retries) await this.restart(state, next);
       else {
-        if (state.status === "pending") await markRunning(this.env.DB, next.task_id, next.started_at!);
+        const started = state.status === "pending" ? await markRunning(this.env.DB, next.task_id, next.started_at!) : undefined;
         await this.store.update(state, next);
+        await this.progressEvents.report(this.env, next, started);
       }
       return { ok: true, cancel: false };
     });
@@ -296,8 +303,8 @@ export class TaskObject extends DurableObject<Env> {
    * for a destination are stored `pending` in the same put, and the alarm delivers them (./deliveries.ts).
    */
   private async persistEnd(ended: LiveState): Promise<void> {
-    const { state, entries } = await this.deliveries.atEnd(this.env, ended);
-    await markFinished(this.env.DB, state.task_id, {
+    const { state, entries, plan } = await this.deliveries.atEnd(this.env, ended);
+    const endpoints = await markFinished(this.env.DB, state.task_id, {
       status: state.status as "completed" | "failed",
       progress: Math.floor(state.progress),
       outputs: state.outputs,
@@ -307,7 +314,7 @@ export class TaskObject extends DurableObject<Env> {
       finished_at: state.finished_at!,
     });
     const job = await this.store.job();
-    const handover = job ? handoverFor(this.env, endedTaskRecord(state, job), false) : undefined;
+    const handover = job ? handoverFor(this.env, endedTaskRecord(state, job, plan), false, undefined, endpoints) : undefined;
     await this.store.save(state, { ...WebhookOutbox.entry(handover), ...entries });
     await Promise.all([afterTaskEnded(this.env, state), this.outbox.flush(this.env)]);
     await this.deliveries.arm();

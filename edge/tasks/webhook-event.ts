@@ -1,7 +1,9 @@
+import type { TaskDestination } from "../../shared/schemas/destinations";
 import type { WebhookHandover } from "../../shared/schemas/webhooks";
 import type { JobSpec } from "../dispatch/job";
 import { log } from "../lib/log";
 import { RETRY_WINDOW_MS } from "../webhooks/delivery";
+import { type OwnerEndpoints, endpointsFor } from "../webhooks/endpoints";
 import { handOver, webhookIdFor } from "../webhooks/handover";
 import { type TaskRecord, presentTask } from "./present";
 import { listTasksMissingEndpointEvents, listUndeliveredWebhookTasks } from "./repository";
@@ -26,19 +28,30 @@ export function taskEvent(env: Env, task: TaskRecord): WebhookHandover["event"] 
 
 /**
  * What the receivers' objects need to deliver the task's end event: to the task's own webhook
- * (`url`, null without one) and to its owner's registered endpoints. Undefined until the task ends.
+ * (`url`, null without one) and to its owner's registered endpoints (`endpoints`, as the end's
+ * own write read them; absent, the hand-over reads them). Undefined until the task ends.
  */
-export function handoverFor(env: Env, task: WebhookTaskRecord, redelivery: boolean, now = new Date()): WebhookHandover | undefined {
+export function handoverFor(env: Env, task: WebhookTaskRecord, redelivery: boolean, now = new Date(), endpoints?: OwnerEndpoints): WebhookHandover | undefined {
   const event = taskEvent(env, task);
   if (!event) return undefined;
-  return { task_id: task.id, user_id: task.user_id, url: task.webhook_url, event, first_attempt_at: now.toISOString(), redelivery };
+  const subscribed = endpoints ? { endpoints: endpointsFor(endpoints, event.type) } : {};
+  return { task_id: task.id, user_id: task.user_id, url: task.webhook_url, event, first_attempt_at: now.toISOString(), redelivery, ...subscribed };
 }
 
 /**
- * The task's record at its end, from its object's end state and its job as submitted: the
- * values `markFinished` has just written to D1, so the event is built without reading them back.
+ * The `seq`-th progress event of a running task, for its owner's endpoints: the task as GET
+ * shows it then (status running, progress, eta_seconds), signed and sent as the end events are.
  */
-export function endedTaskRecord(state: LiveState, job: JobSpec): WebhookTaskRecord {
+export function progressEvent(env: Env, state: LiveState, job: JobSpec, seq: number, destination?: TaskDestination): { id: string; type: "task.progress"; body: string } {
+  return { id: `msg_${state.task_id}_progress_${seq}`, type: "task.progress", body: JSON.stringify(presentTask(env, endedTaskRecord(state, job, destination), state)) };
+}
+
+/**
+ * The task's record from its object's state, its job as submitted and the destination it named:
+ * at its end, the values `markFinished` has just written to D1, so the event is built without
+ * reading them back.
+ */
+export function endedTaskRecord(state: LiveState, job: JobSpec, destination?: TaskDestination): WebhookTaskRecord {
   return {
     id: state.task_id,
     user_id: state.user_id,
@@ -55,6 +68,7 @@ export function endedTaskRecord(state: LiveState, job: JobSpec): WebhookTaskReco
     started_at: state.started_at,
     finished_at: state.finished_at,
     retries: state.retries,
+    destination: destination ? JSON.stringify(destination) : null,
   };
 }
 

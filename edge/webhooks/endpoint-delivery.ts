@@ -1,8 +1,8 @@
-import type { EndpointHandover } from "../../shared/schemas/webhooks";
+import type { EndpointHandover, ProgressHandover } from "../../shared/schemas/webhooks";
 import { config } from "../lib/config";
 import { log } from "../lib/log";
 import { retriesExhausted, retryDelaySeconds, sendEvent } from "./delivery";
-import { recordEndpointAttempt } from "./endpoint-log";
+import { recordEndpointAttempt, recordEvents } from "./endpoint-log";
 import { endpointSecrets, endpointTarget } from "./endpoints";
 
 /**
@@ -28,4 +28,21 @@ export async function deliverToEndpoint(env: Env, handover: EndpointHandover, at
     return {};
   }
   return { retryAfterSeconds: retryDelaySeconds(attempts, config(env).webhookRetryScheduleSeconds) };
+}
+
+/**
+ * The one attempt at a progress event: no retries (the next progress event supersedes it). Only
+ * a failure goes into the endpoint's log, so a task's ten progress events do not push the end
+ * events out of its last 100. Dropped unsent if the endpoint is gone, disabled or unsubscribed.
+ */
+export async function deliverProgressToEndpoint(env: Env, handover: ProgressHandover, now = new Date()): Promise<void> {
+  const { endpoint_id, event, task_id } = handover;
+  const target = await endpointTarget(env.DB, endpoint_id);
+  if (!target?.enabled || !target.events.includes("task.progress")) return;
+  const outcome = await sendEvent(env, target.url, event, () => endpointSecrets(env, endpoint_id));
+  if (outcome.success) return;
+  await recordEvents(env.DB, [endpoint_id], { task_id, ...event }, now);
+  await recordEndpointAttempt(env.DB, {
+    endpointId: endpoint_id, eventId: event.id, redelivery: false, attemptedAt: now.toISOString(), statusCode: outcome.statusCode, latencyMs: outcome.latencyMs, success: false, error: outcome.error,
+  });
 }

@@ -14,7 +14,7 @@ export interface EndpointEvent {
 }
 
 /** Records `event` for each endpoint; an event already on record for one stays as it was. */
-export async function recordEvents(db: D1Database, endpointIds: readonly string[], event: EndpointEvent, now: Date): Promise<void> {
+export async function recordEvents(db: D1Database, endpointIds: readonly string[], event: Omit<EndpointEvent, "user_id">, now: Date): Promise<void> {
   if (endpointIds.length === 0) return;
   await db.batch(
     endpointIds.map((endpointId) =>
@@ -119,5 +119,9 @@ export async function pruneEndpointEvents(db: D1Database, before: Date): Promise
   ]);
 }
 
-/** An SQL condition inside a statement on `webhook_endpoints` and `tasks`: the endpoint has a record of the task's event. */
-export const ENDPOINT_HAS_TASK_EVENT = "EXISTS (SELECT 1 FROM webhook_endpoint_events WHERE webhook_endpoint_events.endpoint_id = webhook_endpoints.id AND webhook_endpoint_events.task_id = tasks.id)";
+/**
+ * An SQL condition inside a statement on `webhook_endpoints` and `tasks`: the endpoint has a
+ * record of the task's end event (a logged progress event of the task does not count).
+ */
+export const ENDPOINT_HAS_TASK_EVENT = `EXISTS (SELECT 1 FROM webhook_endpoint_events WHERE webhook_endpoint_events.endpoint_id = webhook_endpoints.id
+  AND webhook_endpoint_events.task_id = tasks.id AND webhook_endpoint_events.type = 'task.' || tasks.status)`;

@@ -112,9 +112,36 @@ export async function endpointSecrets(env: Env, endpointId: string, now = new Da
 }
 
 /** Where and whether an endpoint receives, read at each attempt; null once it is deleted. */
-export async function endpointTarget(db: D1Database, endpointId: string): Promise<{ url: string; enabled: boolean } | null> {
-  const row = await db.prepare("SELECT url, enabled FROM webhook_endpoints WHERE id = ?").bind(endpointId).first<{ url: string; enabled: number }>();
-  return row ? { url: row.url, enabled: row.enabled === 1 } : null;
+export async function endpointTarget(db: D1Database, endpointId: string): Promise<{ url: string; enabled: boolean; events: EndpointEventType[] } | null> {
+  const row = await db.prepare("SELECT url, enabled, events FROM webhook_endpoints WHERE id = ?").bind(endpointId).first<{ url: string; enabled: number; events: string }>();
+  return row ? { url: row.url, enabled: row.enabled === 1, events: JSON.parse(row.events) } : null;
+}
+
+/** A user's enabled endpoints and what each is subscribed to. */
+export type OwnerEndpoints = { id: string; events: EndpointEventType[] }[];
+
+/**
+ * An SQL expression for a statement on `tasks` (aliased `tasks`) that returns rows: the task
+ * owner's enabled endpoints as JSON, for `ownerEndpoints`. The task core adds it to the writes
+ * it makes anyway when a task starts and ends, so learning who is subscribed costs no query of
+ * its own, and the end's list is exactly as fresh as the end itself.
+ */
+export const OWNER_ENDPOINTS_JSON = `(SELECT json_group_array(json_object('id', webhook_endpoints.id, 'events', json(webhook_endpoints.events)))
+  FROM webhook_endpoints WHERE webhook_endpoints.user_id = tasks.user_id AND webhook_endpoints.enabled = 1)`;
+
+export function ownerEndpoints(json: string | null | undefined): OwnerEndpoints {
+  return json ? JSON.parse(json) : [];
+}
+
+/** Of the owner's endpoints, those subscribed to `type`, in id order (as `subscribedEndpoints`). */
+export function endpointsFor(endpoints: OwnerEndpoints, type: EndpointEventType): string[] {
+  return endpoints.filter((endpoint) => endpoint.events.includes(type)).map((endpoint) => endpoint.id).sort();
+}
+
+/** The user's enabled endpoints, read on their own (a running task's snapshot, refreshed). */
+export async function listOwnerEndpoints(db: D1Database, userId: string): Promise<OwnerEndpoints> {
+  const { results } = await db.prepare("SELECT id, events FROM webhook_endpoints WHERE user_id = ? AND enabled = 1").bind(userId).all<{ id: string; events: string }>();
+  return results.map((row) => ({ id: row.id, events: JSON.parse(row.events) }));
 }
 
 /** The user's enabled endpoints subscribed to `type`. */

@@ -1,4 +1,4 @@
-import type { EndpointHandover, WebhookEventType, WebhookHandover } from "../../shared/schemas/webhooks";
+import type { EndpointHandover, ProgressHandover, WebhookEventType, WebhookHandover } from "../../shared/schemas/webhooks";
 import { log } from "../lib/log";
 import { type EndpointEvent, endpointsWithoutAttempts, findEndpointEvent, recordEvents } from "./endpoint-log";
 import { subscribedEndpoints } from "./endpoints";
@@ -36,25 +36,38 @@ export async function handOver(env: Env, handover: WebhookHandover): Promise<voi
   const { url, redelivery, user_id, task_id, event } = handover;
   await Promise.all([
     url ? receiverStub(env, url).accept(handover) : undefined,
-    redelivery ? undefined : fanOutToEndpoints(env, { user_id, task_id, ...event }, new Date(handover.first_attempt_at)),
+    redelivery ? undefined : fanOutToEndpoints(env, { user_id, task_id, ...event }, new Date(handover.first_attempt_at), handover.endpoints),
   ]);
 }
 
 /**
- * Hands an event to each of the user's endpoints subscribed to it, recording it in each one's
- * log first. Safe to repeat (an outbox retry, the cron's sweep): an endpoint with an attempt on
- * record is skipped, and a receiver still holding the event ignores it. Returns how many were handed it.
+ * Hands an event to each of the user's endpoints subscribed to it (`subscribed` when the caller
+ * has just read them, else read here), recording it in each one's log first. Safe to repeat (an
+ * outbox retry, the cron's sweep): an endpoint with an attempt on record is skipped, and a
+ * receiver still holding the event ignores it. Returns how many were handed it.
  */
-export async function fanOutToEndpoints(env: Env, event: EndpointEvent, now = new Date()): Promise<number> {
-  const endpoints = await subscribedEndpoints(env.DB, event.user_id, event.type);
+export async function fanOutToEndpoints(env: Env, event: EndpointEvent, now = new Date(), subscribed?: readonly string[]): Promise<number> {
+  const endpoints = subscribed ?? (await subscribedEndpoints(env.DB, event.user_id, event.type));
   if (endpoints.length === 0) return 0;
   await recordEvents(env.DB, endpoints, event, now);
   const waiting = await endpointsWithoutAttempts(env.DB, endpoints, event.id);
   const firstAttemptAt = new Date().toISOString();
   await Promise.all(
-    waiting.map((endpointId) => endpointReceiverStub(env, endpointId).accept({ endpoint_id: endpointId, event: { id: event.id, type: event.type, body: event.body }, first_attempt_at: firstAttemptAt, redelivery: false } satisfies EndpointHandover)),
+    waiting.map((endpointId) =>
+      endpointReceiverStub(env, endpointId).accept({
+        endpoint_id: endpointId, event: { id: event.id, type: event.type, body: event.body }, task_id: event.task_id, first_attempt_at: firstAttemptAt, redelivery: false,
+      } satisfies EndpointHandover),
+    ),
   );
   return waiting.length;
+}
+
+/**
+ * Gives a running task's progress event to each endpoint's object, which sends it once, unless a
+ * newer one replaced it first or the task's end got there first. Nothing is written to D1 here.
+ */
+export async function handOverProgress(env: Env, endpointIds: readonly string[], progress: Omit<ProgressHandover, "endpoint_id">): Promise<void> {
+  await Promise.all(endpointIds.map((endpointId) => endpointReceiverStub(env, endpointId).offerProgress({ ...progress, endpoint_id: endpointId } satisfies ProgressHandover)));
 }
 
 /** Sends a recorded event to the endpoint again: one attempt, no retries, logged with the others. */

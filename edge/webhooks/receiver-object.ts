@@ -1,10 +1,11 @@
 import { DurableObject } from "cloudflare:workers";
 import { z } from "zod";
-import { type EndpointHandover, EndpointHandoverSchema, type WebhookHandover, WebhookHandoverSchema } from "../../shared/schemas/webhooks";
+import { type EndpointHandover, EndpointHandoverSchema, ProgressHandoverSchema, type WebhookHandover, WebhookHandoverSchema } from "../../shared/schemas/webhooks";
 import { config } from "../lib/config";
 import { log } from "../lib/log";
 import { deliverOnce, retryDelaySeconds } from "./delivery";
 import { deliverToEndpoint } from "./endpoint-delivery";
+import { ProgressSlots } from "./progress-slots";
 
 /** A task's own webhook, or a registered endpoint (its receiver is the endpoint, whatever its URL). */
 const HandoverSchema = z.union([EndpointHandoverSchema, WebhookHandoverSchema]);
@@ -31,6 +32,8 @@ const ATTEMPT_LEASE_EXTRA_MS = 45_000;
  * over a first attempt that never finished (the object was evicted in the middle of it).
  */
 export class WebhookReceiverObject extends DurableObject<Env> {
+  private readonly progress = new ProgressSlots(this.ctx, this.env);
+
   /**
    * Takes over an event. A repeated hand-over of an event still pending here (the task's
    * outbox retried, or the cron's sweep) changes nothing; each redelivery is an attempt of its own.
@@ -47,8 +50,21 @@ export class WebhookReceiverObject extends DurableObject<Env> {
     // Stored already leased to the first attempt, which starts now: one write, not two.
     const event: Pending = { handover, attempts: 0, due: this.leaseEnd() };
     await this.ctx.storage.put(key, event);
-    this.ctx.waitUntil(this.attempt(key, event, true).then(() => this.arm()));
+    const ended = "endpoint_id" in handover && handover.task_id && handover.event.type !== "task.progress" ? this.progress.end(handover.task_id) : undefined;
+    // A task's end goes out after its progress attempt under way, if any, so no progress follows it;
+    // should clearing its progress slot fail, the end is attempted all the same: the end matters more than the order.
+    this.ctx.waitUntil(Promise.resolve(ended).catch(() => undefined).then(() => this.attempt(key, event, true)).then(() => this.arm()));
     await this.arm();
+  }
+
+  /** Takes a running task's progress event for this endpoint (./progress-slots.ts). */
+  async offerProgress(body: unknown): Promise<void> {
+    const parsed = ProgressHandoverSchema.safeParse(body);
+    if (!parsed.success) {
+      log.error("dropping malformed progress hand-over", { body });
+      return;
+    }
+    await this.progress.offer(parsed.data);
   }
 
   async pending(): Promise<number> {

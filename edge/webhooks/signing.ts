@@ -1,5 +1,6 @@
 import { Webhook } from "standardwebhooks";
 import { randomHex } from "../../shared/encoding";
+import { open, seal } from "../lib/sealed-box";
 
 export interface SignedHeaders {
   "webhook-id": string;
@@ -26,7 +27,6 @@ const PREFIX = "whsec_";
 const SECRET_BYTES = 32;
 /** How long a secret stays valid after a rotation replaced it. */
 export const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
-const ENCRYPTION_INFO = new TextEncoder().encode("ffedge webhook secrets v1");
 
 interface SecretRow {
   id: string;
@@ -90,45 +90,29 @@ export function newSecret(): string {
 }
 
 /**
- * Secrets are encrypted at rest so that a D1 export or backup does not let anyone forge our
- * deliveries. The key is derived from SIGNING_SECRET (HKDF with its own label), so rotating
- * SIGNING_SECRET invalidates stored webhook secrets: users then rotate theirs. The row id and
- * user id are bound in as associated data, so a ciphertext cannot be moved to another user.
+ * Secrets are sealed at rest (edge/lib/sealed-box.ts) so that a D1 export or backup does not let
+ * anyone forge our deliveries. The key is derived from SIGNING_SECRET under this label, so
+ * rotating SIGNING_SECRET invalidates stored webhook secrets: users then rotate theirs. The owner
+ * (a user or an endpoint id) and the row id are bound in as `owner\nid`, so a sealed secret
+ * cannot be moved to another owner or row. Label and binding are those secrets were first sealed
+ * with: changing either would make every stored secret unreadable.
  */
-async function encryptionKey(env: Env): Promise<CryptoKey> {
-  const material = await crypto.subtle.importKey("raw", new TextEncoder().encode(env.SIGNING_SECRET), "HKDF", false, ["deriveKey"]);
-  return crypto.subtle.deriveKey({ name: "HKDF", hash: "SHA-256", salt: new Uint8Array(0), info: ENCRYPTION_INFO }, material, { name: "AES-GCM", length: 256 }, false, ["encrypt", "decrypt"]);
-}
+const SEALED_BOX_LABEL = "ffedge webhook secrets v1";
 
 /** Seals a secret for its row: `owner` (a user or an endpoint id) and the row id are bound in. */
-export async function encrypt(env: Env, owner: string, id: string, secret: string): Promise<string> {
-  const iv = crypto.getRandomValues(new Uint8Array(12));
-  const sealed = await crypto.subtle.encrypt({ name: "AES-GCM", iv, additionalData: associatedData(owner, id) }, await encryptionKey(env), new TextEncoder().encode(secret));
-  const out = new Uint8Array(iv.byteLength + sealed.byteLength);
-  out.set(iv, 0);
-  out.set(new Uint8Array(sealed), iv.byteLength);
-  return toBase64(out);
+export function encrypt(env: Env, owner: string, id: string, secret: string): Promise<string> {
+  return seal(env.SIGNING_SECRET, SEALED_BOX_LABEL, `${owner}\n${id}`, secret);
 }
 
 /** Opens what `encrypt` sealed for the same owner and row. */
-export async function decrypt(env: Env, owner: string, row: Pick<SecretRow, "id" | "ciphertext">): Promise<string> {
-  const bytes = fromBase64(row.ciphertext);
-  const plain = await crypto.subtle.decrypt({ name: "AES-GCM", iv: bytes.slice(0, 12), additionalData: associatedData(owner, row.id) }, await encryptionKey(env), bytes.slice(12));
-  return new TextDecoder().decode(plain);
-}
-
-function associatedData(userId: string, id: string): Uint8Array {
-  return new TextEncoder().encode(`${userId}\n${id}`);
+export function decrypt(env: Env, owner: string, row: Pick<SecretRow, "id" | "ciphertext">): Promise<string> {
+  return open(env.SIGNING_SECRET, SEALED_BOX_LABEL, `${owner}\n${row.id}`, row.ciphertext);
 }
 
 function toBase64(bytes: Uint8Array): string {
   let binary = "";
   for (const byte of bytes) binary += String.fromCharCode(byte);
   return btoa(binary);
-}
-
-function fromBase64(text: string): Uint8Array {
-  return Uint8Array.from(atob(text), (char) => char.charCodeAt(0));
 }
 
 /** Every signing secret of the user (erasing the account); a statement, for batches. */

@@ -99,3 +99,15 @@ export const OutputDestinationSchema = z
   })
   .meta({ id: "OutputDestination" });
 export type OutputDestination = z.infer<typeof OutputDestinationSchema>;
+
+/** POST /v1/tasks/{task_id}/deliveries/retry: the outputs given fresh attempts. */
+export const RedeliveryResultSchema = z
+  .object({
+    task_id: z.string(),
+    queued: z
+      .array(z.object({ filename: z.string(), destination: OutputDestinationSchema }))
+      .min(1)
+      .meta({ description: "Each output whose failed delivery starts again: `pending`, its attempts counted from 0, to the destination as it is stored now" }),
+  })
+  .meta({ id: "Redelivery" });
+export type RedeliveryResult = z.infer<typeof RedeliveryResultSchema>;

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { TaskDestinationSchema } from "./destinations";
 import { decimalInteger } from "./tasks";
 
 /** A parameter's name, as `{{name}}` in the command. */
@@ -87,13 +88,23 @@ const presetFields = {
   parameters: PresetParametersSchema,
 };
 
+const PRESET_DESTINATION = "A task from this preset delivers its outputs there (docs/destinations.md) unless the request names its own `destination`. One of your destinations, by id or name; it is kept as its id";
+
 export const CreatePresetSchema = z
-  .object({ ...presetFields, parameters: PresetParametersSchema.optional().default({ type: "object", properties: {} }) })
+  .object({
+    ...presetFields,
+    parameters: PresetParametersSchema.optional().default({ type: "object", properties: {} }),
+    destination: TaskDestinationSchema.optional().meta({ description: PRESET_DESTINATION }),
+  })
   .meta({ id: "CreatePreset" });
 export type PresetDefinition = z.output<typeof CreatePresetSchema>;
 
 // Built from the fields without the default: a change that leaves `parameters` out keeps them.
-export const UpdatePresetSchema = z.object(presetFields).partial().meta({ id: "UpdatePreset", description: "The fields to change; the preset as a whole is checked again" });
+export const UpdatePresetSchema = z
+  .object({ ...presetFields, destination: TaskDestinationSchema.nullable().meta({ description: `${PRESET_DESTINATION}. null: none` }) })
+  .partial()
+  .meta({ id: "UpdatePreset", description: "The fields to change; the preset as a whole is checked again" });
+export type PresetChanges = z.output<typeof UpdatePresetSchema>;
 
 export const PresetSchema = z
   .object({
@@ -102,6 +113,7 @@ export const PresetSchema = z
     description: z.string().nullable(),
     command: z.string(),
     parameters: PresetParametersSchema,
+    destination: TaskDestinationSchema.nullable().meta({ description: "Where a task from this preset delivers its outputs unless the request names a destination; null: none (always, for a built-in preset)" }),
     builtin: z.boolean().meta({ description: "A built-in preset: available to everyone, read-only" }),
     created_at: z.string().nullable(),
     updated_at: z.string().nullable(),

@@ -30,7 +30,7 @@ export const CreateTaskSchema = z
     timeout_seconds: z.number().int().min(1).max(86_400).optional().meta({
       description: "The task's own time limit, at most TASK_TIMEOUT_SECONDS (the default). Until the task ends it holds this much of the daily quota (GET /v1/me's remaining_credits): short tasks submitted in bulk should say so.",
     }),
-    destination: TaskDestinationSchema.optional().meta({ description: "Deliver the outputs to one of your destinations (/v1/destinations) once the task completes; each output's `destination` says how that went" }),
+    destination: TaskDestinationSchema.optional().meta({ description: "Deliver the outputs to one of your destinations (/v1/destinations) once the task completes; each output's `destination` says how that went. With a `preset` that names a destination, this one is used instead" }),
   })
   .meta({ id: "CreateTask" });
 
@@ -64,6 +64,7 @@ export const TaskSchema = z
     eta_seconds: z.number().int().nonnegative().optional().meta({ description: "Running tasks: estimated seconds left, from the progress rate so far" }),
     command: z.string(),
     with_metadata: z.boolean(),
+    destination: TaskDestinationSchema.optional().meta({ description: "Tasks submitted with a destination (their own or their preset's): its id and mode. A retry delivers to it again; each output's `destination` says how its delivery went" }),
     outputs: z.array(OutputSchema).optional(),
     steps: z.array(TaskStepSchema).optional().meta({ description: "Chained tasks only: each step in order" }),
     error: z.string().optional().meta({ description: "Why the task failed: the reason plus the tail of ffmpeg's output" }),

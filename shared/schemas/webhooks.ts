@@ -27,6 +27,11 @@ export const WebhookHandoverSchema = z.object({
   first_attempt_at: z.iso.datetime(),
   /** A redelivery asked for by the user: one attempt, no retries. */
   redelivery: z.boolean(),
+  /**
+   * The owner's endpoints subscribed to the event, read in the same statement that wrote the
+   * task's end (so the fan-out need not read them again); absent: the fan-out reads them.
+   */
+  endpoints: z.array(z.string().min(1)).optional(),
 });
 export type WebhookHandover = z.infer<typeof WebhookHandoverSchema>;
 
@@ -64,7 +69,7 @@ export const WebhookSecretSchema = z
   .meta({ id: "WebhookSecret" });
 
 /** What a registered endpoint can subscribe to. */
-export const ENDPOINT_EVENT_TYPES = ["task.completed", "task.failed", "file.expired"] as const;
+export const ENDPOINT_EVENT_TYPES = ["task.completed", "task.failed", "task.progress", "file.expired"] as const;
 export const EndpointEventTypeSchema = z.enum(ENDPOINT_EVENT_TYPES);
 export type EndpointEventType = z.infer<typeof EndpointEventTypeSchema>;
 
@@ -129,11 +134,25 @@ export const EndpointDeliveryLogSchema = z.object({ events: z.array(EndpointEven
 export const EndpointHandoverSchema = z.object({
   endpoint_id: z.string().min(1),
   event: z.object({ id: z.string().min(1), type: EndpointEventTypeSchema, body: z.string() }),
+  /** The task the event is about: its end clears the endpoint's waiting progress event for it. */
+  task_id: z.string().min(1).nullable().optional(),
   first_attempt_at: z.iso.datetime(),
   redelivery: z.boolean(),
 });
 export type EndpointHandover = z.infer<typeof EndpointHandoverSchema>;
 
+/**
+ * A running task's progress for one endpoint: latest wins (a newer `seq` replaces one not yet
+ * sent), one attempt and no retries, and nothing once the task's end has reached the endpoint.
+ */
+export const ProgressHandoverSchema = z.object({
+  endpoint_id: z.string().min(1),
+  task_id: z.string().min(1),
+  /** Counts the task's progress events: orders them, and names each one's `webhook-id`. */
+  seq: z.number().int().positive(),
+  event: z.object({ id: z.string().min(1), type: z.literal("task.progress"), body: z.string() }),
+});
+export type ProgressHandover = z.infer<typeof ProgressHandoverSchema>;
 
 /** The body of `file.expired`: a stored file reached its expiry and was deleted by the sweep. */
 export const FileExpiredEventSchema = z

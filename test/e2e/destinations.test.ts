@@ -14,7 +14,8 @@ const BUCKET = "user-media";
 
 type Delivered = Omit<TaskBody, "outputs"> & { outputs?: (NonNullable<TaskBody["outputs"]>[number] & { destination?: { id: string; status: string; key: string; url?: string; attempts: number; error_code?: string } })[] };
 
-const ctx = useStackWithClip({ seconds: 3, size: "320x240" });
+// Three attempts a second apart, so a refused delivery is given up within the test.
+const ctx = useStackWithClip({ seconds: 3, size: "320x240" }, { edgeVars: { DESTINATION_RETRY_SCHEDULE_SECONDS: "1,1" } });
 let s3: S3rver;
 let s3Dir: string;
 let endpoint: string;
@@ -34,9 +35,11 @@ function post(path: string, body: unknown): Promise<Response> {
   return ctx.stack.fetch(path, authed(ctx.user.key, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }));
 }
 
+const bucketOwner = new AwsClient({ accessKeyId: S3RVER_KEY, secretAccessKey: S3RVER_KEY, service: "s3", region: "us-east-1" });
+
 /** The object at `url` read from the S3 server with a SigV4-signed GET, as the bucket's owner would. */
 async function readObject(url: string): Promise<Uint8Array> {
-  const response = await new AwsClient({ accessKeyId: S3RVER_KEY, secretAccessKey: S3RVER_KEY, service: "s3", region: "us-east-1" }).fetch(url);
+  const response = await bucketOwner.fetch(url);
   expect(response.status, url).toBe(200);
   return new Uint8Array(await response.arrayBuffer());
 }
@@ -56,6 +59,19 @@ describe("outputs delivered to the user's own S3-compatible bucket", () => {
   let destinationId: string;
   /** Where the CDN serves outputs, up to the task id. */
   let cdnOutputs: string;
+  /** The task whose outputs were copied to the bucket. */
+  let copiedTaskId: string;
+
+  /** Every output of the task is in the bucket under `ffedge/<task id>/`, byte for byte what the CDN serves. */
+  async function expectDelivered(task: Delivered, attempts: number): Promise<void> {
+    for (const output of task.outputs!) {
+      expect(output.destination).toMatchObject({ id: destinationId, status: "delivered", key: `ffedge/${task.task_id}/${output.filename}`, attempts });
+      const delivered = await readObject(output.destination!.url!);
+      const ours = new Uint8Array(await (await fetch(output.url)).arrayBuffer());
+      expect(delivered.byteLength).toBe(output.size);
+      expect(Buffer.from(delivered).equals(Buffer.from(ours))).toBe(true);
+    }
+  }
 
   it("saves a destination without returning its secret, and its test writes and deletes a probe", async () => {
     const created = await post("/v1/destinations", { name: "local-bucket", type: "s3", endpoint, region: "us-east-1", bucket: BUCKET, prefix: "ffedge/", access_key_id: S3RVER_KEY, secret_access_key: S3RVER_KEY });
@@ -74,13 +90,44 @@ describe("outputs delivered to the user's own S3-compatible bucket", () => {
     expect((await waitForEnd(ctx.stack, ctx.user.key, task_id)).task.status).toBe("completed");
     const task = await waitForDeliveries(task_id);
     cdnOutputs = task.outputs![0]!.url.slice(0, task.outputs![0]!.url.indexOf(`/${task_id}/`));
-    for (const output of task.outputs!) {
-      expect(output.destination).toMatchObject({ id: destinationId, status: "delivered", key: `ffedge/${task_id}/${output.filename}`, attempts: 1 });
-      const delivered = await readObject(output.destination!.url!);
-      const ours = new Uint8Array(await (await fetch(output.url)).arrayBuffer());
-      expect(delivered.byteLength).toBe(output.size);
-      expect(Buffer.from(delivered).equals(Buffer.from(ours))).toBe(true);
-    }
+    await expectDelivered(task, 1);
+    copiedTaskId = task_id;
+  });
+
+  it("retries that task as a new one that delivers to the same destination again", async () => {
+    const response = await post(`/v1/tasks/${copiedTaskId}/retry`, {});
+    expect(response.status, await response.clone().text()).toBe(201);
+    const { task_id } = (await response.json()) as { task_id: string };
+    expect((await waitForEnd(ctx.stack, ctx.user.key, task_id)).task.status).toBe("completed");
+    const task = await waitForDeliveries(task_id);
+    expect((task as Delivered & { destination?: unknown }).destination).toEqual({ id: destinationId, mode: "copy" });
+    expect(task.outputs!.map((output) => output.filename).sort()).toEqual(["cut.mp4", "sound.mp3"]);
+    await expectDelivered(task, 1);
+  });
+
+  it("gives up a delivery to a bucket that does not exist yet, and redelivers it once the bucket is made", async () => {
+    const created = await post("/v1/destinations", { name: "later-bucket", type: "s3", endpoint, region: "us-east-1", bucket: "made-later", prefix: "ffedge/", access_key_id: S3RVER_KEY, secret_access_key: S3RVER_KEY });
+    expect(created.status, await created.clone().text()).toBe(201);
+    const later = (await created.json()) as { id: string };
+    const response = await submitTask(ctx.stack, ctx.user.key, { command: `ffmpeg -i ${ctx.clipUrl} -t 1 -c copy later.mp4`, destination: { id: "later-bucket" } });
+    const { task_id } = (await response.json()) as { task_id: string };
+    expect((await waitForEnd(ctx.stack, ctx.user.key, task_id)).task.status).toBe("completed");
+    const refused = (await waitForDeliveries(task_id)).outputs![0]!;
+    expect(refused.destination).toMatchObject({ id: later.id, status: "failed", attempts: 3, error_code: "DESTINATION_REFUSED" });
+    expect((refused.destination as { error?: string }).error).toContain("NoSuchBucket");
+    const made = await bucketOwner.fetch(`${endpoint}/made-later`, { method: "PUT" });
+    expect(made.status, await made.text()).toBe(200);
+
+    const redelivery = await post(`/v1/tasks/${task_id}/deliveries/retry`, {});
+    expect(redelivery.status, await redelivery.clone().text()).toBe(202);
+    expect(await redelivery.json()).toEqual({ task_id, queued: [{ filename: "later.mp4", destination: { id: later.id, status: "pending", key: `ffedge/${task_id}/later.mp4`, attempts: 0 } }] });
+    const output = (await waitForDeliveries(task_id)).outputs![0]!;
+    expect(output.destination).toMatchObject({ status: "delivered", attempts: 1 });
+    const delivered = await readObject(output.destination!.url!);
+    expect(Buffer.from(delivered).equals(Buffer.from(await (await fetch(output.url)).arrayBuffer()))).toBe(true);
+    const again = await post(`/v1/tasks/${task_id}/deliveries/retry`, {});
+    expect(again.status).toBe(409);
+    expect(((await again.json()) as { code: string }).code).toBe("NOTHING_TO_REDELIVER");
   });
 
   it("with `only`, the output's url is the bucket's and the CDN copy is gone", async () => {

@@ -32,11 +32,17 @@ export function describeFailure(error: unknown): { line: string; exitCode: numbe
       return { line: `ffedge: ${error.title}: ${reason} (${error.code}; ffmpeg's output: ffedge tasks logs ${task.task_id})`, exitCode: EXIT.failure };
     }
     const exitCode = error.code === "CANCELED" && error.status === 0 ? EXIT.interrupted : EXIT.failure;
-    return { line: `ffedge: ${error.title}: ${oneLine(error.detail)}`, exitCode };
+    return { line: `ffedge: ${error.title}: ${oneLine(error.detail)}${codeNote(error)}`, exitCode };
   }
   const message = error instanceof Error ? error.message : String(error);
   if (error instanceof Error && typeof (error as NodeJS.ErrnoException).syscall === "string") return { line: `ffedge: File system error: ${oneLine(message)}`, exitCode: EXIT.failure };
   return { line: `ffedge: Unexpected error: ${oneLine(message)} (FFEDGE_DEBUG=1 shows the stack)`, exitCode: EXIT.failure };
+}
+
+/** The service's stable code, for scripts, unless the title already says it ("Unauthorized" is UNAUTHORIZED). */
+function codeNote(error: FFedgeError): string {
+  if (error.status === 0) return "";
+  return error.title.toUpperCase().replace(/[^A-Z0-9]+/g, "_") === error.code ? "" : ` (${error.code})`;
 }
 
 /** A task's error carries the tail of ffmpeg's output over several lines: one line, bounded. */

@@ -1,6 +1,7 @@
 import { Command, Option } from "commander";
 import { registerAccount } from "./commands/account";
 import { registerFiles } from "./commands/files";
+import { registerPresets } from "./commands/presets";
 import { registerRun } from "./commands/run";
 import { registerTasks } from "./commands/tasks";
 import { registerValidate } from "./commands/validate";
@@ -19,6 +20,7 @@ export function buildProgram(): Command {
   registerRun(program);
   registerAccount(program);
   registerTasks(program);
+  registerPresets(program);
   registerFiles(program);
   registerValidate(program);
   for (const command of [program, ...allSubcommands(program)]) command.exitOverride();

@@ -1,9 +1,15 @@
-import { localInputs, rewrite, words } from "./command.js";
+import { destinationsResource } from "./destinations.js";
+import { endpointsResource } from "./endpoints.js";
 import { FFedgeError } from "./errors.js";
 import { taskEvents, type TaskEventMessage, waitForTask, type WaitOptions } from "./events.js";
 import { type HttpOptions, canceled, request, requestJson } from "./http.js";
 import { node } from "./local.js";
-import type { CreatedTask, FileList, Me, RunProgress, Task, TaskList, TaskOutput, TaskStatus, UploadLimits, UploadRecord, ValidatedCommand, WebhookSecret } from "./types.js";
+import { presetsResource, queryString } from "./presets.js";
+import { commandWithUploads, sourceWithUploads, type Upload, uploadOnce } from "./sources.js";
+import type {
+  CreatedTask, FileList, Me, NewTask, Redelivery, RetriedTask, RunProgress, Task, TaskBatchResult, TaskDestination, TaskList, TaskOutput, TaskSource, TaskStatus, UploadLimits,
+  UploadRecord, ValidatedCommand, WebhookSecret,
+} from "./types.js";
 import { DEFAULT_TUNING, source, type UploadContext, type UploadOptions, type UploadTuning, uploadBlob } from "./uploads.js";
 
 export interface FFedgeOptions {
@@ -22,6 +28,7 @@ export interface CreateTaskOptions {
   with_metadata?: boolean;
   webhook?: string;
   timeout_seconds?: number;
+  destination?: TaskDestination;
   /** Defaults to a fresh one, so a retried submit never makes a second task. */
   idempotencyKey?: string;
   signal?: AbortSignal;
@@ -35,6 +42,8 @@ export interface RunOptions {
   webhook?: string;
   timeoutSeconds?: number;
   withMetadata?: boolean;
+  /** Deliver the outputs to one of your destinations as well (`copy`) or instead (`only`). */
+  destination?: TaskDestination;
   /** false: resolve with the task as soon as it is submitted (uploads done), without following it. */
   wait?: boolean;
 }
@@ -48,7 +57,13 @@ export interface PrepareOptions {
 /** A command whose local inputs are uploaded: `command` names their URLs instead. */
 export interface PreparedCommand {
   command: string;
-  uploads: { input: string; path: string; record: UploadRecord }[];
+  uploads: Upload[];
+}
+
+/** A task whose local files are uploaded: a command's or each step's inputs, a preset's file parameters. */
+export interface PreparedTask<T extends TaskSource = NewTask> {
+  task: T;
+  uploads: Upload[];
 }
 
 type Signal = { signal?: AbortSignal };
@@ -74,13 +89,34 @@ export class FFedge {
     const fetcher = options.fetch ?? globalThis.fetch;
     this.http = { baseUrl: this.baseUrl, apiKey: options.apiKey ?? env.FFEDGE_API_KEY, fetch: (input, init) => fetcher(input, init), maxRetries: options.maxRetries ?? 2 };
     this.tuning = { ...DEFAULT_TUNING, ...options.uploads };
+    this.presets = presetsResource(this.http);
+    this.destinations = destinationsResource(this.http);
+    this.webhookEndpoints = endpointsResource(this.http);
   }
 
   readonly tasks = {
-    create: (command: string, options: CreateTaskOptions = {}): Promise<CreatedTask> => {
+    /** Submits a command (as a string), or a task: `{ command }`, `{ preset, params }` or `{ steps }`, with an optional `destination`. */
+    create: (task: string | NewTask, options: CreateTaskOptions = {}): Promise<CreatedTask> => {
       const { idempotencyKey, signal, ...rest } = options;
-      return requestJson(this.http, "/v1/tasks", { json: { command, ...rest }, headers: { "idempotency-key": idempotencyKey ?? crypto.randomUUID() }, signal });
+      const body = typeof task === "string" ? { command: task, ...rest } : { ...task, ...rest };
+      return requestJson(this.http, "/v1/tasks", { json: body, headers: { "idempotency-key": idempotencyKey ?? crypto.randomUUID() }, signal });
     },
+    /** Runs a finished task again as a new task (its inputs must still exist: INPUT_EXPIRED otherwise). */
+    retry: (id: string, options: Signal & { idempotencyKey?: string } = {}): Promise<RetriedTask> =>
+      requestJson(this.http, `/v1/tasks/${encodeURIComponent(id)}/retry`, { method: "POST", headers: { "idempotency-key": options.idempotencyKey ?? crypto.randomUUID() }, signal: options.signal }),
+    /** Delivers again the outputs whose delivery to the task's destination failed (fix the destination first). */
+    retryDeliveries: (id: string, options: Signal = {}): Promise<Redelivery> =>
+      requestJson(this.http, `/v1/tasks/${encodeURIComponent(id)}/deliveries/retry`, { method: "POST", ...options }),
+    /**
+     * Submits up to 100 tasks at once. Resolves with one result per item, in order: the created
+     * task, or `{ index, error }` with the problem that refused that item (the others still run).
+     */
+    batch: (items: ReadonlyArray<string | NewTask>, options: Signal & { idempotencyKey?: string } = {}): Promise<TaskBatchResult> =>
+      requestJson(this.http, "/v1/tasks/batch", {
+        json: { tasks: items.map((item) => (typeof item === "string" ? { command: item } : item)) },
+        headers: { "idempotency-key": options.idempotencyKey ?? crypto.randomUUID() },
+        signal: options.signal,
+      }),
     get: (id: string, options: Signal = {}): Promise<Task> => requestJson(this.http, `/v1/tasks/${encodeURIComponent(id)}`, options),
     list: (query: { status?: TaskStatus; limit?: number; offset?: number } & Signal = {}): Promise<TaskList> => {
       const { signal, ...params } = query;
@@ -111,6 +147,13 @@ export class FFedge {
     },
   };
 
+  /** Saved command templates with typed parameters (`POST /v1/tasks` with `preset` runs one). */
+  readonly presets: ReturnType<typeof presetsResource>;
+  /** S3-compatible buckets that task outputs are delivered to. */
+  readonly destinations: ReturnType<typeof destinationsResource>;
+  /** URLs subscribed to task and file events, each with its own signing secret (verify with `verifyWebhook`). */
+  readonly webhookEndpoints: ReturnType<typeof endpointsResource>;
+
   readonly webhookSecret = {
     /** A new signing secret (shown only now); the previous one keeps signing for a while. */
     rotate: (options: Signal = {}): Promise<WebhookSecret> => requestJson(this.http, "/v1/webhook-secret/rotate", { method: "POST", ...options }),
@@ -121,16 +164,24 @@ export class FFedge {
   }
 
   /**
-   * Uploads the command's local inputs, submits it with an Idempotency-Key and follows it.
+   * Uploads the task's local files, submits it with an Idempotency-Key and follows it. The task is
+   * a command, or `{ preset, params }` (a parameter naming a local file is uploaded and replaced by
+   * its URL), or `{ steps }` (each step's local inputs uploaded).
    * Resolves with the completed task; rejects with FFedgeError carrying the task's `error_code`
    * when it fails, the policy's code when it is refused, `CANCELED` after `signal` aborts (the
    * task is canceled on the service first). With `wait: false` it resolves with the task as soon
    * as it is submitted.
+   *
+   * @example
+   * const task = await ff.run({ preset: "thumbnail", params: { video: "./in.mp4", width: 320 } });
    */
-  async run(command: string, options: RunOptions = {}): Promise<Task> {
+  async run(what: string | NewTask, options: RunOptions = {}): Promise<Task> {
     const { signal, onProgress } = options;
-    const { command: submitted } = await this.prepare(command, options);
-    const created = await this.tasks.create(submitted, { webhook: options.webhook, timeout_seconds: options.timeoutSeconds, with_metadata: options.withMetadata, signal });
+    const { task: submitted } = await this.prepareTask(typeof what === "string" ? { command: what } : what, options);
+    const created = await this.tasks.create(submitted, {
+      signal,
+      ...defined({ webhook: options.webhook, timeout_seconds: options.timeoutSeconds, with_metadata: options.withMetadata, destination: options.destination }),
+    });
     onProgress?.({ phase: "submitted", task_id: created.task_id });
     if (options.wait === false) return this.tasks.get(created.task_id);
     let task: Task;
@@ -157,19 +208,18 @@ export class FFedge {
    * everything else as written. `run()` does this first; call it alone to submit later.
    */
   async prepare(command: string, options: PrepareOptions = {}): Promise<PreparedCommand> {
-    const { signal, onProgress } = options;
-    const argv = words(command);
-    const inputs = argv ? await localInputs(argv, options.cwd) : [];
-    const records = new Map<string, UploadRecord>();
-    for (const input of inputs) {
-      if (records.has(input.path)) continue;
-      const file = input.word.value;
-      records.set(input.path, await this.files.upload(input.path, { signal, onProgress: (p) => onProgress?.({ phase: "upload", file, ...p }) }));
-    }
-    return {
-      command: rewrite(command, inputs.map((input) => ({ word: input.word, url: records.get(input.path)!.url }))),
-      uploads: [...records].map(([path, record]) => ({ input: inputs.find((i) => i.path === path)!.word.value, path, record })),
-    };
+    const { upload, uploads } = this.uploader(options);
+    return { command: await commandWithUploads(command, options.cwd, upload), uploads };
+  }
+
+  /** As `prepare()`, for a task: a command's or each step's local inputs, and a preset's parameters that name local files. */
+  async prepareTask<T extends TaskSource>(task: T, options: PrepareOptions = {}): Promise<PreparedTask<T>> {
+    const { upload, uploads } = this.uploader(options);
+    return { task: await sourceWithUploads(task, options.cwd, upload), uploads };
+  }
+
+  private uploader({ signal, onProgress }: PrepareOptions) {
+    return uploadOnce((path, file) => this.files.upload(path, { signal, onProgress: (p) => onProgress?.({ phase: "upload", file, ...p }) }));
   }
 
   /**
@@ -200,9 +250,6 @@ export class FFedge {
   }
 }
 
-function queryString(params: Record<string, string | number | undefined>): string {
-  const search = new URLSearchParams();
-  for (const [name, value] of Object.entries(params)) if (value !== undefined) search.set(name, String(value));
-  const text = search.toString();
-  return text ? `?${text}` : "";
+function defined<T extends Record<string, unknown>>(fields: T): Partial<T> {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as Partial<T>;
 }

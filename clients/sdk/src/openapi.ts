@@ -489,7 +489,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description TASK_NOT_FINISHED: the task is pending or running; INPUT_EXPIRED: one of its inputs, a file of this service, is gone; IDEMPOTENCY_KEY_REUSED */
+                /** @description TASK_NOT_FINISHED: the task is pending or running; INPUT_EXPIRED: one of its inputs, a file of this service, is gone; DESTINATION_GONE: the destination it delivered to was deleted since; IDEMPOTENCY_KEY_REUSED */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -498,6 +498,79 @@ export interface paths {
                 };
                 /** @description RATE_LIMITED or QUOTA_EXCEEDED, as for POST /v1/tasks */
                 429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tasks/{task_id}/deliveries/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deliver the outputs whose delivery failed again
+         * @description Every output of the task whose `destination.status` is `failed` and whose copy on ffedge is still stored goes back to `pending` with its attempts counted from 0, and is delivered again as after the task completed (the same retries), with the destination's credentials and prefix as they are stored now: fix the destination (PATCH /v1/destinations/{id}), then call this. Outputs already delivered or still pending are left alone. Repeating the call while they are pending queues nothing more (409).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    task_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The outputs queued for delivery; poll GET /v1/tasks/{task_id} until none is `pending` */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Redelivery"];
+                    };
+                };
+                /** @description Invalid request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No such task for this key */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description TASK_NOT_FINISHED: the task has not ended; NOTHING_TO_REDELIVER: no delivery failed (none was asked, all were delivered or are still pending) or the outputs whose delivery failed have expired (`expired` names them); DESTINATION_GONE: the task's destination was deleted since */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2049,7 +2122,7 @@ export interface paths {
         put?: never;
         /**
          * Save a command template with typed parameters
-         * @description `{{name}}` in the command stands for the parameter `name`. Checked when saved: the parameters are the supported JSON Schema subset, every placeholder names a parameter and every parameter is used, and the command passes the ffmpeg policy with sample values (PRESET_INVALID names the problem).
+         * @description `{{name}}` in the command stands for the parameter `name`. Checked when saved: the parameters are the supported JSON Schema subset, every placeholder names a parameter and every parameter is used, and the command passes the ffmpeg policy with sample values (PRESET_INVALID names the problem). A `destination` must be one of yours (DESTINATION_NOT_FOUND); tasks from the preset deliver there unless they name their own.
          */
         post: {
             parameters: {
@@ -2220,7 +2293,7 @@ export interface paths {
         head?: never;
         /**
          * Change one of your presets
-         * @description Only the fields given change; the preset is then checked as a whole, as when it was saved. Tasks already submitted keep the command they were given.
+         * @description Only the fields given change; the preset is then checked as a whole, as when it was saved (`destination`: one of yours, DESTINATION_NOT_FOUND otherwise; null removes it). Tasks already submitted keep the command and destination they were given.
          */
         patch: {
             parameters: {
@@ -2690,6 +2763,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Presets name it (DESTINATION_IN_USE, `presets` lists them): change them first */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         options?: never;
@@ -2976,6 +3058,47 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "/task.progress": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sent to the endpoints subscribed to it while a task runs: the task as GET /v1/tasks/{task_id} shows it (status running, progress, eta_seconds)
+         * @description At most one per 10 points of progress or per 10 s, whichever comes first, and none after the task's task.completed or task.failed went to the endpoint. A newer one replaces one not yet sent; each is tried once (a failure is logged, not retried). The webhook-id is msg_<task_id>_progress_<n>, n counting up.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: {
+                content: {
+                    "application/json": components["schemas"]["WebhookEvent"];
+                };
+            };
+            responses: {
+                /** @description Any 2xx acknowledges the event; a failed one is not retried, the next one supersedes it */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -2989,6 +3112,17 @@ export interface components {
             eta_seconds?: number;
             command: string;
             with_metadata: boolean;
+            /** @description Tasks submitted with a destination (their own or their preset's): its id and mode. A retry delivers to it again; each output's `destination` says how its delivery went */
+            destination?: {
+                /** @description The destination's id or name */
+                id: string;
+                /**
+                 * @description `copy`: outputs stay on ffedge's CDN and are also delivered. `only`: once an output is delivered its copy here is deleted and its `url` points to the destination
+                 * @default copy
+                 * @enum {string}
+                 */
+                mode: "copy" | "only";
+            };
             outputs?: components["schemas"]["Output"][];
             /** @description Chained tasks only: each step in order */
             steps?: components["schemas"]["TaskStep"][];
@@ -3152,7 +3286,7 @@ export interface components {
             webhook?: string;
             /** @description The task's own time limit, at most TASK_TIMEOUT_SECONDS (the default). Until the task ends it holds this much of the daily quota (GET /v1/me's remaining_credits): short tasks submitted in bulk should say so. */
             timeout_seconds?: number;
-            /** @description Deliver the outputs to one of your destinations (/v1/destinations) once the task completes; each output's `destination` says how that went */
+            /** @description Deliver the outputs to one of your destinations (/v1/destinations) once the task completes; each output's `destination` says how that went. With a `preset` that names a destination, this one is used instead */
             destination?: {
                 /** @description The destination's id or name */
                 id: string;
@@ -3184,6 +3318,17 @@ export interface components {
             eta_seconds?: number;
             command: string;
             with_metadata: boolean;
+            /** @description Tasks submitted with a destination (their own or their preset's): its id and mode. A retry delivers to it again; each output's `destination` says how its delivery went */
+            destination?: {
+                /** @description The destination's id or name */
+                id: string;
+                /**
+                 * @description `copy`: outputs stay on ffedge's CDN and are also delivered. `only`: once an output is delivered its copy here is deleted and its `url` points to the destination
+                 * @default copy
+                 * @enum {string}
+                 */
+                mode: "copy" | "only";
+            };
             outputs?: components["schemas"]["Output"][];
             /** @description Chained tasks only: each step in order */
             steps?: components["schemas"]["TaskStep"][];
@@ -3276,6 +3421,28 @@ export interface components {
             /** @description The finished task this one runs again */
             retry_of: string;
         };
+        Redelivery: {
+            task_id: string;
+            /** @description Each output whose failed delivery starts again: `pending`, its attempts counted from 0, to the destination as it is stored now */
+            queued: {
+                filename: string;
+                destination: components["schemas"]["OutputDestination"];
+            }[];
+        };
+        OutputDestination: {
+            id: string;
+            /** @enum {string} */
+            status: "pending" | "delivered" | "failed";
+            /** @description The object key in the destination's bucket */
+            key: string;
+            /** @description The object's S3 URL, once delivered (readable as the bucket's own policy allows) */
+            url?: string;
+            /** @description Why the last attempt failed */
+            error?: string;
+            /** @description DESTINATION_UNREACHABLE, DESTINATION_REFUSED, DESTINATION_CREDENTIALS, DESTINATION_NOT_FOUND, URL_HOST_BLOCKED, URL_NOT_ALLOWED */
+            error_code?: string;
+            attempts: number;
+        };
         TaskEvent: {
             task_id: string;
             /** @enum {string} */
@@ -3334,7 +3501,7 @@ export interface components {
             /** @example whe_0123456789abcdef01234567 */
             id: string;
             url: string;
-            events: ("task.completed" | "task.failed" | "file.expired")[];
+            events: ("task.completed" | "task.failed" | "task.progress" | "file.expired")[];
             description: string | null;
             /** @description A disabled endpoint keeps its settings and log but is sent nothing */
             enabled: boolean;
@@ -3358,7 +3525,7 @@ export interface components {
              *       "task.failed"
              *     ]
              */
-            events: ("task.completed" | "task.failed" | "file.expired")[];
+            events: ("task.completed" | "task.failed" | "task.progress" | "file.expired")[];
             description?: string;
             /** @default true */
             enabled: boolean;
@@ -3370,7 +3537,7 @@ export interface components {
             /** @example whe_0123456789abcdef01234567 */
             id: string;
             url: string;
-            events: ("task.completed" | "task.failed" | "file.expired")[];
+            events: ("task.completed" | "task.failed" | "task.progress" | "file.expired")[];
             description: string | null;
             /** @description A disabled endpoint keeps its settings and log but is sent nothing */
             enabled: boolean;
@@ -3389,7 +3556,7 @@ export interface components {
              *       "task.failed"
              *     ]
              */
-            events?: ("task.completed" | "task.failed" | "file.expired")[];
+            events?: ("task.completed" | "task.failed" | "task.progress" | "file.expired")[];
             description?: string | null;
             enabled?: boolean;
         };
@@ -3401,7 +3568,7 @@ export interface components {
             /** @description The webhook-id header of the event, the same on every attempt */
             event_id: string;
             /** @enum {string} */
-            type: "task.completed" | "task.failed" | "file.expired";
+            type: "task.completed" | "task.failed" | "task.progress" | "file.expired";
             task_id: string | null;
             created_at: string;
             /** @description True once an attempt got a 2xx; until then retries follow for 24 h */
@@ -3454,6 +3621,17 @@ export interface components {
             description: string | null;
             command: string;
             parameters: components["schemas"]["PresetParameters"];
+            /** @description Where a task from this preset delivers its outputs unless the request names a destination; null: none (always, for a built-in preset) */
+            destination: {
+                /** @description The destination's id or name */
+                id: string;
+                /**
+                 * @description `copy`: outputs stay on ffedge's CDN and are also delivered. `only`: once an output is delivered its copy here is deleted and its `url` points to the destination
+                 * @default copy
+                 * @enum {string}
+                 */
+                mode: "copy" | "only";
+            } | null;
             /** @description A built-in preset: available to everyone, read-only */
             builtin: boolean;
             created_at: string | null;
@@ -3546,6 +3724,17 @@ export interface components {
             /** @example ffmpeg -i {{input}} -vf scale=-2:720 -c:v libx264 -crf {{crf}} out.mp4 */
             command: string;
             parameters?: components["schemas"]["PresetParameters"];
+            /** @description A task from this preset delivers its outputs there (docs/destinations.md) unless the request names its own `destination`. One of your destinations, by id or name; it is kept as its id */
+            destination?: {
+                /** @description The destination's id or name */
+                id: string;
+                /**
+                 * @description `copy`: outputs stay on ffedge's CDN and are also delivered. `only`: once an output is delivered its copy here is deleted and its `url` points to the destination
+                 * @default copy
+                 * @enum {string}
+                 */
+                mode: "copy" | "only";
+            };
         };
         /** @description The built-in presets, then yours, each by name */
         PresetList: {
@@ -3560,6 +3749,17 @@ export interface components {
             /** @example ffmpeg -i {{input}} -vf scale=-2:720 -c:v libx264 -crf {{crf}} out.mp4 */
             command?: string;
             parameters?: components["schemas"]["PresetParameters"];
+            /** @description A task from this preset delivers its outputs there (docs/destinations.md) unless the request names its own `destination`. One of your destinations, by id or name; it is kept as its id. null: none */
+            destination?: {
+                /** @description The destination's id or name */
+                id: string;
+                /**
+                 * @description `copy`: outputs stay on ffedge's CDN and are also delivered. `only`: once an output is delivered its copy here is deleted and its `url` points to the destination
+                 * @default copy
+                 * @enum {string}
+                 */
+                mode: "copy" | "only";
+            } | null;
         };
         ExpandedPreset: {
             /** @description The command a task would run: the preset's, with the values in place, quoted so each value stays one argument */

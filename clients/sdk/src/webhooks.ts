@@ -10,12 +10,14 @@ type HeaderSource = Headers | Record<string, string | string[] | undefined>;
  * returns the task it carries. Refuses, as FFedgeError `WEBHOOK_SIGNATURE_INVALID`, a missing
  * header, a signature made with another secret or over another body, and a timestamp more than
  * five minutes from now (a replay). Pass the body exactly as received, before any JSON parsing.
+ * A registered endpoint's deliveries are checked the same way with its own secret; the
+ * `webhook-event` header names the event (`verifyWebhook<FileExpiredEvent>` for `file.expired`).
  * https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md
  *
  * @example
  * const task = await verifyWebhook(await request.text(), request.headers, process.env.FFEDGE_WEBHOOK_SECRET!);
  */
-export async function verifyWebhook(body: string | Uint8Array, headers: HeaderSource, secret: string, now = new Date()): Promise<WebhookEvent> {
+export async function verifyWebhook<Event = WebhookEvent>(body: string | Uint8Array, headers: HeaderSource, secret: string, now = new Date()): Promise<Event> {
   const id = header(headers, "webhook-id");
   const timestamp = header(headers, "webhook-timestamp");
   const signatures = header(headers, "webhook-signature");
@@ -31,7 +33,7 @@ export async function verifyWebhook(body: string | Uint8Array, headers: HeaderSo
     const [version, signature] = candidate.split(",", 2);
     if (version !== "v1" || !signature) continue;
     const bytes = fromBase64(signature);
-    if (bytes && (await crypto.subtle.verify("HMAC", key, bytes, signed))) return JSON.parse(text) as WebhookEvent;
+    if (bytes && (await crypto.subtle.verify("HMAC", key, bytes, signed))) return JSON.parse(text) as Event;
   }
   throw invalid("No signature matches this body and secret.");
 }

@@ -10,8 +10,10 @@ import { $, flash } from "./dom";
 import { accountPage } from "./pages/account";
 import { forgotPage, resetPage, signinPage, signupPage, verifyPage } from "./pages/auth";
 import { composerPage } from "./pages/composer";
+import { destinationsPage } from "./pages/destinations";
 import { filesPage } from "./pages/files";
 import { keysPage } from "./pages/keys";
+import { presetsPage } from "./pages/presets";
 import { taskPage } from "./pages/task";
 import { tasksPage } from "./pages/tasks";
 import { usagePage } from "./pages/usage";
@@ -21,7 +23,7 @@ import type { Session } from "./types";
 type Page = () => void | Promise<void>;
 
 const SIGNED_OUT: Record<string, Page> = { signin: signinPage, signup: signupPage, verify: verifyPage, forgot: forgotPage, reset: resetPage };
-const SIGNED_IN: Record<string, Page> = { tasks: tasksPage, task: taskPage, composer: composerPage, files: filesPage, keys: keysPage, usage: usagePage, webhooks: webhooksPage, account: accountPage };
+const SIGNED_IN: Record<string, Page> = { tasks: tasksPage, task: taskPage, composer: composerPage, files: filesPage, keys: keysPage, usage: usagePage, webhooks: webhooksPage, account: accountPage, presets: presetsPage, destinations: destinationsPage };
 
 async function start(): Promise<void> {
   const page = document.body.dataset.page ?? "";

@@ -1,24 +1,12 @@
 /** The signed-in pages: server-rendered structure that the browser script fills from /console/api. */
-import type { Child } from "hono/jsx";
 import { TASK_STATUSES } from "../../../shared/schemas/tasks";
 import { RECIPES } from "../recipes";
 import type { PageContext } from "../layout";
 import { GettingStarted } from "./getting-started";
+import { ScrollTable } from "./table";
+import { DeliverTo, Endpoints } from "./workflows";
 
 const ACTIONS = <span class="sr-only">Actions</span>;
-
-/** A table the browser script fills row by row: its column headers, and an optional caption that describes it to screen readers. */
-function ScrollTable(props: { id: string; columns: Child[]; caption?: { id: string; text: string } }) {
-  return (
-    <div class="scroll">
-      <table id={props.id} aria-describedby={props.caption?.id}>
-        {props.caption && <caption id={props.caption.id} class="sr-only">{props.caption.text}</caption>}
-        <thead><tr>{props.columns.map((column) => <th scope="col">{column}</th>)}</tr></thead>
-        <tbody></tbody>
-      </table>
-    </div>
-  );
-}
 
 export function Tasks(context: PageContext) {
   return (
@@ -56,10 +44,14 @@ export function Task() {
           <dl id="task-times" class="facts"></dl>
           <p class="actions">
             <button type="button" id="cancel-task" hidden>Cancel</button>
-            <button type="button" id="rerun-task">Run again</button>
+            <button type="button" id="rerun-task" hidden>Run again</button>
             <a class="button secondary" id="edit-task" href="/console/new">Edit as new task</a>
             <button type="button" id="delete-task" class="danger" hidden>Delete</button>
           </p>
+        </section>
+        <section id="steps-section" aria-labelledby="steps-heading" hidden>
+          <h2 id="steps-heading">Steps</h2>
+          <ol id="task-steps" class="steps-list"></ol>
         </section>
         <section aria-labelledby="command-heading">
           <h2 id="command-heading">Command</h2>
@@ -71,7 +63,9 @@ export function Task() {
         </section>
         <section aria-labelledby="outputs-heading">
           <h2 id="outputs-heading">Outputs</h2>
+          <p id="task-destination" hidden></p>
           <ul id="task-outputs" class="outputs"></ul>
+          <p><button type="button" id="retry-deliveries" class="secondary" hidden>Retry failed deliveries</button></p>
           <div id="task-previews" class="previews"></div>
           <p id="no-outputs">Outputs appear here when the task completes.</p>
         </section>
@@ -118,6 +112,12 @@ export function Composer() {
         </ul>
         <p id="recipe-note" class="hint" aria-live="polite"></p>
       </fieldset>
+      <fieldset id="composer-presets">
+        <legend>From a preset</legend>
+        <p class="hint">A saved command with a form for its parameters. <a href="/console/presets">All presets</a></p>
+        <ul id="preset-links" class="recipes"></ul>
+      </fieldset>
+      <DeliverTo id="composer-destination" />
       <p class="field">
         <input id="with-metadata" name="with_metadata" type="checkbox" />
         <label for="with-metadata">Probe outputs (size, duration, streams)</label>
@@ -203,8 +203,9 @@ export function Webhooks() {
           <p id="secret-note"></p>
         </div>
       </section>
+      <Endpoints />
       <section aria-labelledby="deliveries-heading">
-        <h2 id="deliveries-heading">Recent deliveries</h2>
+        <h2 id="deliveries-heading">Recent deliveries of task webhooks</h2>
         <ScrollTable id="recent-deliveries" columns={["Task", "Webhook URL", "Attempt", "When", "Answer"]} />
         <p id="deliveries-empty" hidden>None of your recent tasks has a webhook.</p>
       </section>

@@ -94,3 +94,47 @@ describe("the ffedge node", () => {
     expect(String(item!.json.error)).toMatch(/^[A-Z_]+: /);
   });
 });
+
+describe("the ffedge node's workflow operations", () => {
+  /** Writes a binary field's bytes (inline base64 here: n8n's default memory mode) to a file and ffprobes it. */
+  async function probeBinary(binary: { data: string; fileName?: string }): Promise<Awaited<ReturnType<typeof probe>>> {
+    const path = `${await mediaDir()}/n8n-${binary.fileName}`;
+    await writeFile(path, Buffer.from(binary.data, "base64"));
+    try {
+      return await probe(path);
+    } finally {
+      await rm(path, { force: true });
+    }
+  }
+
+  it("runs chained steps with a private first step and downloads the outputs into binary fields", async () => {
+    const [item] = await execute(action({
+      resource: "task", operation: "runSteps",
+      steps: { step: [{ command: `ffmpeg -i ${clipUrl} -t 0.5 -c copy cut.mp4`, publish: false }, { command: "ffmpeg -i {{steps.0.outputs.cut.mp4}} -vf scale=48:-2 tiny.mp4" }] },
+      options: { pollSeconds: 0.2, downloadOutputs: true },
+    }));
+    expect(item!.json).toMatchObject({ status: "completed" });
+    expect((item!.json.outputs as { filename: string }[]).map((output) => output.filename)).toEqual(["tiny.mp4"]);
+    expect(Object.keys(item!.binary!)).toEqual(["output_0"]);
+    expect(item!.binary!.output_0).toMatchObject({ fileName: "tiny.mp4", mimeType: "video/mp4" });
+    expect((await probeBinary(item!.binary!.output_0!)).streams.find((stream) => stream.codec_type === "video")?.width).toBe(48);
+  });
+
+  it("retries a finished task as a new task, and downloads only the outputs named", async () => {
+    const [first] = await execute(action({ resource: "task", operation: "run", command: `ffmpeg -i ${clipUrl} -vf scale=32:-2 a.mp4 -vf scale=64:-2 b.mp4`, options: { pollSeconds: 0.2 } }));
+    const [retried] = await execute(action({ resource: "task", operation: "retry", taskId: String(first!.json.task_id), options: { pollSeconds: 0.2 } }));
+    expect(retried!.json).toMatchObject({ status: "completed", command: first!.json.command });
+    expect(retried!.json.task_id).not.toBe(first!.json.task_id);
+    const [downloaded] = await execute(action({ resource: "task", operation: "download", taskId: String(retried!.json.task_id), outputNames: "b.mp4", binaryPrefix: "clip" }));
+    expect(Object.keys(downloaded!.binary!)).toEqual(["clip_0"]);
+    expect((await probeBinary(downloaded!.binary!.clip_0!)).streams.find((stream) => stream.codec_type === "video")?.width).toBe(64);
+  });
+
+  it("names what is wrong: an output the task lacks, a step reference to no output, an unknown destination", async () => {
+    const [task] = await execute(action({ resource: "task", operation: "run", command: `ffmpeg -i ${clipUrl} -t 0.2 -c copy one.mp4`, options: { pollSeconds: 0.2 } }));
+    const failure = (promise: Promise<unknown>) => promise.then(() => undefined, (error: unknown) => error as { message: string });
+    expect((await failure(execute(action({ resource: "task", operation: "download", taskId: String(task!.json.task_id), outputNames: "two.mp4" }))))?.message).toContain("no output named two.mp4");
+    expect((await failure(execute(action({ resource: "task", operation: "runSteps", steps: { step: [{ command: `ffmpeg -i ${clipUrl} -t 0.2 -c copy x.mp4` }, { command: "ffmpeg -i {{steps.0.outputs.y.mp4}} z.mp4" }] } }))))?.message).toMatch(/^STEP_REFERENCE_INVALID: /);
+    expect((await failure(execute(action({ resource: "task", operation: "run", command: `ffmpeg -i ${clipUrl} -t 0.2 -c copy d.mp4`, options: { destination: "nowhere" } }))))?.message).toMatch(/^DESTINATION_NOT_FOUND: /);
+  });
+});

@@ -107,6 +107,35 @@ describe("the ffedge trigger", () => {
     expect(list[0]!.id).toBe(staticData().endpointId);
   });
 
+  it("subscribed to task.progress, emits signed progress events of a running task, rising, before its end", async () => {
+    const progress = host(TRIGGER_TYPE, { events: ["task.progress"] }, { baseUrl: stack.edgeUrl, apiKey: key }, server.baseUrl);
+    const previous = server.host;
+    server.host = progress;
+    try {
+      expect(await hook(progress, "create")).toBe(true);
+      const longer = (await uploadLocalFile(stack, key, await makeClip(await mediaDir(), "n8n-progress.mp4", { seconds: 12, size: "640x360" }))).url;
+      const response = await submitTask(stack, key, { command: `ffmpeg -i ${longer} -c:v libx264 -preset veryslow -crf 30 slow.mp4` });
+      const { task_id } = (await response.json()) as { task_id: string };
+      const { task } = await waitForEnd(stack, key, task_id, 90_000);
+      expect(task.status, task.error).toBe("completed");
+      const events = await until(() => {
+        const seen = server.emitted.filter((item) => item.task_id === task_id);
+        return seen.length > 0 ? seen : undefined;
+      });
+      expect(events.every((item) => item.event === "task.progress" && item.status === "running")).toBe(true);
+      // Latest wins: an event replaced before it was sent leaves a gap in the numbers, never a step back.
+      const numbers = events.map((item) => Number(new RegExp(`^msg_${task_id}_progress_(\\d+)$`).exec(String(item.webhook_id))?.[1]));
+      expect(numbers).toEqual([...numbers].sort((a, b) => a - b));
+      expect(numbers.every((n) => n >= 1)).toBe(true);
+      const values = events.map((item) => Number(item.progress));
+      expect(values).toEqual([...values].sort((a, b) => a - b));
+      expect(values[0]).toBeGreaterThan(0);
+    } finally {
+      await hook(progress, "delete");
+      server.host = previous;
+    }
+  }, 120_000);
+
   it("on deactivation deletes its endpoint and forgets it", async () => {
     const { endpointId } = staticData();
     expect(await hook(trigger, "delete")).toBe(true);

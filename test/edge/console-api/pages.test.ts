@@ -2,7 +2,7 @@ import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ORIGIN, signedInUser } from "./client";
 
-const SIGNED_IN = ["/console/tasks", "/console/tasks/tsk_x", "/console/new", "/console/files", "/console/keys", "/console/usage", "/console/webhooks", "/console/account"];
+const SIGNED_IN = ["/console/tasks", "/console/tasks/tsk_x", "/console/new", "/console/files", "/console/keys", "/console/usage", "/console/webhooks", "/console/presets", "/console/destinations", "/console/account"];
 
 async function page(path: string, cookie?: string): Promise<Response> {
   return SELF.fetch(`${ORIGIN}${path}`, { redirect: "manual", headers: cookie ? { cookie: `ffedge_session=${cookie}` } : {} });

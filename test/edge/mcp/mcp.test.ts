@@ -2,7 +2,11 @@ import { describe, expect, it } from "vitest";
 import { api, createUser, postJson } from "../helpers";
 import { originUrl } from "../files/fixtures";
 
-const TOOLS = ["run_ffmpeg", "run_preset", "list_presets", "get_task", "wait_for_task", "cancel_task", "list_tasks", "validate_command", "upload_from_url", "list_files", "get_task_log"];
+const TOOLS = [
+  "run_ffmpeg", "run_preset", "list_presets", "get_task", "wait_for_task", "cancel_task", "list_tasks", "validate_command", "upload_from_url", "list_files", "get_task_log",
+  "run_steps", "retry_task", "save_preset", "delete_preset", "list_destinations", "test_destination", "redeliver_outputs",
+  "list_webhook_endpoints", "create_webhook_endpoint", "delete_webhook_endpoint", "get_webhook_deliveries",
+];
 const COMMAND = "ffmpeg -i https://example.com/in.mp4 -t 2 out.mp4";
 
 type ToolResult = { isError?: boolean; content: { type: string; text: string }[]; structuredContent?: Record<string, unknown> };
@@ -73,6 +77,8 @@ describe("POST /mcp", () => {
     const answer = await rpc(key, "initialize", { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "test", version: "0" } });
     expect(answer.result).toMatchObject({ protocolVersion: "2025-06-18", serverInfo: { name: "ffedge" }, capabilities: { tools: {} } });
     expect(answer.result!.instructions).toMatch(/http\(s\) URLs/);
+    expect(answer.result!.instructions).toMatch(/run_steps chains 2-10 commands/);
+    expect(answer.result!.instructions).toMatch(/never with credentials/);
   });
 
   it("lists every tool with a description, an input schema and an output schema", async () => {
@@ -84,6 +90,8 @@ describe("POST /mcp", () => {
       expect(tool.description!.length, tool.name).toBeGreaterThan(60);
       expect(tool.inputSchema.type, tool.name).toBe("object");
       expect(tool.outputSchema?.type, tool.name).toBe("object");
+      // Some clients do not resolve references in a tool's schemas.
+      expect(JSON.stringify(tool), tool.name).not.toContain("$ref");
     }
     const run = tools.find((tool) => tool.name === "run_ffmpeg")!;
     expect(run.description).toMatch(/bare file names/);

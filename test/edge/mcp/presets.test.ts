@@ -1,20 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { api, createUser, postJson } from "../helpers";
-
-type ToolResult = { isError?: boolean; content: { type: string; text: string }[]; structuredContent?: Record<string, unknown> };
-
-/** One tools/call over the MCP endpoint, its one JSON-RPC answer read from the SSE stream. */
-async function callTool(key: string, name: string, args: Record<string, unknown>): Promise<ToolResult> {
-  const response = await api("/mcp", key, {
-    method: "POST",
-    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } }),
-  });
-  expect(response.status).toBe(200);
-  const answers = (await response.text()).split("\n").filter((line) => line.startsWith("data: ")).map((line) => JSON.parse(line.slice(6)) as { id?: number; result?: ToolResult });
-  const answer = answers.find((message) => message.id === 1)!;
-  return answer.result!;
-}
+import { callTool } from "./call-tool";
 
 describe("MCP preset tools", () => {
   it("list_presets lists the built-in presets and the caller's own, with their parameters", async () => {

@@ -162,7 +162,8 @@ describe("the OpenAPI document", () => {
     expect(document.paths["/v1/tasks/{task_id}/webhooks/redeliver"]?.post).toBeDefined();
     expect(document.paths["/v1/webhook-secret/rotate"]?.post).toBeDefined();
     // Sub-app registrations are merged as paths, hence the leading slash on the event names.
-    expect(Object.keys(document.webhooks).sort()).toEqual(["/file.expired", "/task.completed", "/task.failed"]);
+    expect(Object.keys(document.webhooks).sort()).toEqual(["/file.expired", "/task.completed", "/task.failed", "/task.progress"]);
     expect(document.webhooks["/task.completed"]?.post).toBeDefined();
+    expect(document.webhooks["/task.progress"]?.post).toBeDefined();
   });
 });

@@ -1,57 +1,18 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { CreateDestinationSchema } from "../../../shared/schemas/destinations";
-import type { Task } from "../../../shared/schemas/tasks";
 import { createDestination, updateDestination } from "../../../edge/destinations/manage";
 import { taskStub } from "../../../edge/lib/stubs";
+import { redeliverOutputs } from "../../../edge/tasks/deliveries";
 import { storeOutput } from "../../../edge/tasks/outputs";
-import { presentPublicTask, presentTask } from "../../../edge/tasks/present";
+import { presentPublicTask } from "../../../edge/tasks/present";
 import { acceptReport } from "../../../edge/tasks/reports";
 import { findTaskById } from "../../../edge/tasks/repository";
 import { submitTask } from "../../../edge/tasks/submit";
+import { CONTENT, attempted, completedTask, nextAttempt, presented } from "../destinations/deliveries";
 import { destinationBody, s3Object } from "../destinations/fixtures";
 import { createUser } from "../helpers";
-
-const CONTENT = "not really a video, but bytes all the same\n".repeat(200);
-
-/** A task of a fresh user naming a new destination, completed with one output stored in R2. */
-async function completedTask(mode: "copy" | "only", overrides: Record<string, unknown> = {}) {
-  const { userId } = await createUser();
-  const destination = await createDestination(env, userId, CreateDestinationSchema.parse(destinationBody(overrides)));
-  const { task_id: taskId } = await submitTask(env, userId, { command: "ffmpeg -i https://example.com/in.mp4 out.mp4", with_metadata: false, destination: { id: destination.name, mode } });
-  const stored = await storeOutput(env, { userId, taskId, filename: "out.mp4", length: CONTENT.length, contentType: "video/mp4", body: new Response(CONTENT).body });
-  await acceptReport(env, { taskId, userId, run: 0 }, { type: "completed", seq: 0, outputs: [{ filename: "out.mp4", size: CONTENT.length, receipt: stored.receipt }] });
-  return { userId, taskId, destination };
-}
-
-async function presented(taskId: string): Promise<Task> {
-  return presentTask(env, (await findTaskById(env.DB, taskId))!);
-}
-
-/**
- * Rings the task's alarm (set for now, it may also ring by itself), then waits until the task's
- * record shows `attempts` attempts at its output: D1 gets each one once it is over.
- */
-async function attempted(taskId: string, attempts: number): Promise<Task> {
-  await runDurableObjectAlarm(taskStub(env, taskId));
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const task = await presented(taskId);
-    if ((task.outputs?.[0]?.destination?.attempts ?? 0) >= attempts) return task;
-    if (Date.now() > deadline) throw new Error(`no attempt ${attempts} at ${taskId}'s delivery: ${JSON.stringify(task.outputs)}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-/** Makes every waiting attempt due now, then waits for attempt number `attempts`. */
-async function nextAttempt(taskId: string, attempts: number): Promise<Task> {
-  await runInDurableObject(taskStub(env, taskId), async (_object, state) => {
-    const entries = await state.storage.get<{ due_at: number }[]>("deliveries");
-    await state.storage.put("deliveries", entries!.map((entry) => ({ ...entry, due_at: 0 })));
-    await state.storage.setAlarm(Date.now());
-  });
-  return attempted(taskId, attempts);
-}
+import { hookUrl, received, receiverName } from "../webhooks/fixtures";
 
 describe("deliveries to a task's destination", () => {
   it("completes the task with its output pending, then streams it to the bucket from the alarm", async () => {
@@ -100,6 +61,20 @@ describe("deliveries to a task's destination", () => {
     expect(task.outputs![0]!.destination).toMatchObject({ status: "failed", attempts: 5 });
   });
 
+  it("names the destination in the task's end event as GET does", async () => {
+    const { userId } = await createUser();
+    const destination = await createDestination(env, userId, CreateDestinationSchema.parse(destinationBody()));
+    const receiver = receiverName();
+    const { task_id: taskId } = await submitTask(env, userId, { command: "ffmpeg -i https://example.com/in.mp4 out.mp4", with_metadata: false, webhook: hookUrl(receiver, 204), destination: { id: destination.name, mode: "only" } });
+    const stored = await storeOutput(env, { userId, taskId, filename: "out.mp4", length: 3, contentType: "video/mp4", body: new Response("abc").body });
+    await acceptReport(env, { taskId, userId, run: 0 }, { type: "completed", seq: 0, outputs: [{ filename: "out.mp4", size: 3, receipt: stored.receipt }] });
+    const deadline = Date.now() + 10_000;
+    while ((await received(receiver)).length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    const [request] = await received(receiver);
+    expect(JSON.parse(request!.body).destination).toEqual({ id: destination.id, mode: "only" });
+    expect((await presented(taskId)).destination).toEqual({ id: destination.id, mode: "only" });
+  });
+
   it("fails the delivery at once when the destination was deleted before the task ended", async () => {
     const { userId } = await createUser();
     const destination = await createDestination(env, userId, CreateDestinationSchema.parse(destinationBody()));
@@ -108,5 +83,32 @@ describe("deliveries to a task's destination", () => {
     const stored = await storeOutput(env, { userId, taskId, filename: "out.mp4", length: 3, contentType: "video/mp4", body: new Response("abc").body });
     await acceptReport(env, { taskId, userId, run: 0 }, { type: "completed", seq: 0, outputs: [{ filename: "out.mp4", size: 3, receipt: stored.receipt }] });
     expect((await presented(taskId)).outputs![0]!.destination).toMatchObject({ status: "failed", attempts: 0, error_code: "DESTINATION_NOT_FOUND" });
+  });
+});
+
+describe("redelivering the outputs whose delivery failed", () => {
+  /** A completed task whose one output failed its every attempt: its destination names a bucket that does not exist. */
+  async function failedDelivery() {
+    const task = await completedTask("copy", { bucket: "bucket-not-made-yet" });
+    await attempted(task.taskId, 1);
+    for (let attempt = 2; attempt <= 5; attempt++) await nextAttempt(task.taskId, attempt);
+    expect((await presented(task.taskId)).outputs![0]!.destination).toMatchObject({ status: "failed", attempts: 5, error_code: "DESTINATION_REFUSED" });
+    return task;
+  }
+
+  it("queues a failed output again from 0 attempts, to the destination as it is stored now, and delivers it", async () => {
+    const { userId, taskId, destination } = await failedDelivery();
+    const fixed = await updateDestination(env, userId, destination.id, { bucket: destinationBody().bucket as string, prefix: "redelivered/" });
+    const key = `redelivered/${taskId}/out.mp4`;
+    expect(await redeliverOutputs(env, userId, taskId)).toEqual({ task_id: taskId, queued: [{ filename: "out.mp4", destination: { id: fixed.id, status: "pending", key, attempts: 0 } }] });
+    expect((await presented(taskId)).outputs![0]!.destination).toEqual({ id: fixed.id, status: "pending", key, attempts: 0 });
+    expect((await attempted(taskId, 1)).outputs![0]!.destination).toMatchObject({ status: "delivered", key, attempts: 1 });
+    expect(await s3Object(key)).toBe(CONTENT);
+  });
+
+  it("queues nothing a second time while the first redelivery is pending (NOTHING_TO_REDELIVER)", async () => {
+    const { userId, taskId } = await failedDelivery();
+    await redeliverOutputs(env, userId, taskId);
+    await expect(redeliverOutputs(env, userId, taskId)).rejects.toMatchObject({ code: "NOTHING_TO_REDELIVER", status: 409 });
   });
 });

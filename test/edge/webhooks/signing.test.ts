@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { Webhook, WebhookVerificationError } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
-import { rotateSecret, ROTATION_OVERLAP_MS, signedHeaders, signingSecrets } from "../../../edge/webhooks/signing";
+import { decrypt, encrypt, rotateSecret, ROTATION_OVERLAP_MS, signedHeaders, signingSecrets } from "../../../edge/webhooks/signing";
 import { createUser } from "../helpers";
 
 const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
@@ -115,5 +115,34 @@ describe("webhook secrets", () => {
     const [a] = await signingSecrets(env, alice.userId);
     const [b] = await signingSecrets(env, bob.userId);
     expect(a).not.toBe(b);
+  });
+});
+
+describe("stored secrets", () => {
+  // Written by the implementation before signing.ts used edge/lib/sealed-box.ts (its own AES-GCM
+  // under HKDF "ffedge webhook secrets v1", bound to "owner\nrow id"): secrets sealed then must still open.
+  const VECTOR = {
+    signingSecret: "test-signing-secret-for-the-fixed-vector",
+    owner: "whe_0123456789abcdef01234567",
+    id: "wes_0123456789abcdef01234567",
+    ciphertext: "KsqqsytwZs6akwaTALKqrjoBrQCEwD7OqziW2+41/tHH+tIMgxTwEcKdw+Q5u90fVJl6iMDr7EuyGyw1HYbCadoE",
+    secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+  };
+  const vectorEnv = { ...env, SIGNING_SECRET: VECTOR.signingSecret } as Env;
+
+  it("open when sealed by the earlier implementation", async () => {
+    expect(await decrypt(vectorEnv, VECTOR.owner, { id: VECTOR.id, ciphertext: VECTOR.ciphertext })).toBe(VECTOR.secret);
+  });
+
+  it("do not open for another owner or row, or under another SIGNING_SECRET", async () => {
+    await expect(decrypt(vectorEnv, "whe_other", { id: VECTOR.id, ciphertext: VECTOR.ciphertext })).rejects.toThrow();
+    await expect(decrypt(vectorEnv, VECTOR.owner, { id: "wes_other", ciphertext: VECTOR.ciphertext })).rejects.toThrow();
+    await expect(decrypt({ ...vectorEnv, SIGNING_SECRET: "another" } as Env, VECTOR.owner, { id: VECTOR.id, ciphertext: VECTOR.ciphertext })).rejects.toThrow();
+  });
+
+  it("seal afresh each time and open again", async () => {
+    const [a, b] = [await encrypt(vectorEnv, VECTOR.owner, VECTOR.id, VECTOR.secret), await encrypt(vectorEnv, VECTOR.owner, VECTOR.id, VECTOR.secret)];
+    expect(a).not.toBe(b);
+    expect(await decrypt(vectorEnv, VECTOR.owner, { id: VECTOR.id, ciphertext: a })).toBe(VECTOR.secret);
   });
 });

@@ -1,13 +1,15 @@
 import { mkdir } from "node:fs/promises";
 import { relative } from "node:path";
 import { type Command, InvalidArgumentError } from "commander";
-import { FFedge, FFedgeError, type RunProgress, type Task } from "../../../sdk/src/index";
+import { FFedge, FFedgeError, type NewTask, type RunProgress, type Task, type TaskDestination } from "../../../sdk/src/index";
 import { connect, type GlobalOptions } from "../client";
 import { commandFromWords, resolveFromUser, userCwd } from "../context";
 import { UsageError } from "../errors";
 import { withInterrupt } from "../interrupt";
 import { formatBytes, note, printJson, printLine } from "../output";
+import { collectParam } from "../params";
 import { ProgressReporter, progressMode } from "../progress";
+import { presetParams } from "./presets";
 
 interface RunFlags {
   out?: string;
@@ -16,18 +18,30 @@ interface RunFlags {
   download: boolean;
   metadata?: boolean;
   timeout?: number;
+  preset?: string;
+  param?: [string, string][];
+  step?: string[];
+  destination?: TaskDestination;
 }
 
 export function registerRun(program: Command): void {
   program
     .command("run")
-    .argument("<command...>", 'the ffmpeg command, quoted as one argument ("ffmpeg -i ./in.mp4 out.mp4") or as words; the leading ffmpeg is optional')
-    .description("upload the command's local inputs, run it, follow its progress and download its outputs")
+    .argument("[command...]", 'the ffmpeg command, quoted as one argument ("ffmpeg -i ./in.mp4 out.mp4") or as words; the leading ffmpeg is optional')
+    .description("upload the command's local inputs (or a preset's file parameters), run it, follow its progress and download its outputs")
+    .option("--preset <name>", "run a saved or built-in preset (ffedge presets list) instead of a command")
+    .option("--param <name=value>", "a preset parameter (repeat for each); typed as the preset declares it, a local file is uploaded", collectParam)
+    .option("--step <command>", "one step of a chained task (repeat, 2 to 10, in order); a step reads an earlier one's output as {{steps.K.outputs.<name>}}", (value: string, previous: string[] = []) => [...previous, value])
     .option("--out <dir>", "where outputs are saved (default: the current folder)")
     .option("--json", "print only the final task as JSON on stdout (no progress)")
     .option("--no-wait", "submit, print the task id and exit")
     .option("--no-download", "leave the outputs on the service (their URLs are in the task)")
     .option("--metadata", "ask for ffprobe metadata of each output (in --json)")
+    .option("--destination <name[:only]>", "also deliver the outputs to one of your destinations; with :only, there instead of ffedge's storage", (value: string) => {
+      const match = /^([A-Za-z0-9][A-Za-z0-9_.-]*)(?::(copy|only))?$/.exec(value);
+      if (!match) throw new InvalidArgumentError("must be a destination's name or id, optionally followed by :copy or :only");
+      return { id: match[1]!, mode: match[2] === "only" ? "only" : "copy" } satisfies TaskDestination;
+    })
     .option("--timeout <seconds>", "the task's own time limit", (value: string) => {
       if (!/^[1-9][0-9]*$/.test(value)) throw new InvalidArgumentError("must be a whole number of seconds");
       return Number(value);
@@ -35,14 +49,23 @@ export function registerRun(program: Command): void {
     // ffmpeg's own options (-i, -vf, -y ...) are words of the command, not options of this CLI; ours are all long.
     .allowUnknownOption()
     .allowExcessArguments()
-    .addHelpText("after", '\nExamples:\n  ffedge run "ffmpeg -i ./in.mp4 -vf scale=640:-2 out.mp4"\n  ffedge run --out renders -- -i clip.mov -c:v libx264 clip.mp4\n  ffedge run --json "-i ./in.wav out.mp3" > task.json')
+    .addHelpText("after", '\nExamples:\n  ffedge run "ffmpeg -i ./in.mp4 -vf scale=640:-2 out.mp4"\n  ffedge run --out renders -- -i clip.mov -c:v libx264 clip.mp4\n  ffedge run --json "-i ./in.wav out.mp3" > task.json\n  ffedge run --preset thumbnail --param video=./in.mp4 --param width=320\n  ffedge run --step "ffmpeg -i ./in.mp4 -t 5 -c copy cut.mp4" --step "ffmpeg -i {{steps.0.outputs.cut.mp4}} -vf scale=320:-2 small.mp4"')
     .action(async (words: string[], flags: RunFlags) => {
+      const given = [words.length > 0, flags.preset !== undefined, flags.step !== undefined].filter(Boolean).length;
+      if (given > 1) throw new UsageError("Conflicting arguments", "give a command, --preset or --step, only one of them");
+      if (given === 0) throw new UsageError("Missing command", 'give the ffmpeg command ("ffmpeg -i ./in.mp4 out.mp4"), --preset <name> or --step <command>...');
+      if (!flags.preset && flags.param) throw new UsageError("Misplaced --param", "--param sets a preset's parameters: use it with --preset");
       const { ff } = await connect(program.opts<GlobalOptions>());
-      await run(ff, commandFromWords(words), flags);
+      const task: string | NewTask = flags.preset
+        ? { preset: flags.preset, params: await presetParams(ff, flags.preset, flags.param ?? []) }
+        : flags.step
+          ? { steps: flags.step.map((step) => ({ command: commandFromWords([step]) })) }
+          : commandFromWords(words);
+      await run(ff, task, flags);
     });
 }
 
-async function run(ff: FFedge, command: string, flags: RunFlags): Promise<void> {
+async function run(ff: FFedge, command: string | NewTask, flags: RunFlags): Promise<void> {
   const outDir = resolveFromUser(flags.out ?? ".");
   if (flags.wait && flags.download) {
     await mkdir(outDir, { recursive: true }).catch((error: Error) => {
@@ -55,7 +78,7 @@ async function run(ff: FFedge, command: string, flags: RunFlags): Promise<void> 
     if (event.phase === "submitted") taskId = event.task_id;
     reporter.onProgress(event);
   };
-  const options = { onProgress, cwd: userCwd(), withMetadata: flags.metadata, timeoutSeconds: flags.timeout };
+  const options = { onProgress, cwd: userCwd(), withMetadata: flags.metadata, timeoutSeconds: flags.timeout, destination: flags.destination };
   const interrupted = async () => {
     if (!taskId) return "ffedge: Interrupted: stopped before a task was submitted";
     const task = await ff.tasks.get(taskId, { signal: AbortSignal.timeout(5000) }).catch(() => undefined);

@@ -15,7 +15,7 @@ export function integer(min: number, max: number) {
 }
 
 export function registerTasks(program: Command): void {
-  const tasks = program.command("tasks").description("list, inspect, follow and cancel your tasks");
+  const tasks = program.command("tasks").description("list, inspect, follow, retry and cancel your tasks");
   const global = () => program.opts<GlobalOptions>();
 
   tasks
@@ -65,6 +65,19 @@ export function registerTasks(program: Command): void {
     });
 
   tasks
+    .command("retry")
+    .argument("<task-id>")
+    .description("run a finished task again as a new task (same command, preset or steps); prints the new task's id")
+    .option("--json", "print {task_id, status, created_at, retry_of} as JSON")
+    .action(async (id: string, options: { json?: boolean }) => {
+      const { ff } = await connect(global());
+      const task = await ff.tasks.retry(id);
+      if (options.json) return printJson(task);
+      printLine(task.task_id);
+      note(`Retrying ${id} as ${task.task_id}; follow it with: ffedge tasks watch ${task.task_id}`);
+    });
+
+  tasks
     .command("logs")
     .argument("<task-id>")
     .description("ffmpeg's output (stderr) of a task")
@@ -100,6 +113,10 @@ export function printTask(task: Task): void {
   printLine(`${task.task_id}  ${task.status}  ${task.progress}%${eta}`);
   printLine(`command   ${task.command}`);
   printLine(`created   ${task.created_at}${task.finished_at ? `, finished ${task.finished_at} (${task.elapsed ?? "?"} s running)` : ""}`);
+  for (const step of task.steps ?? []) printLine(`step ${String(step.index).padEnd(5)}${step.status}  ${step.progress}%  ${step.command}`);
   if (task.error) printLine(`error     ${task.error_code ?? ""} ${task.error.replace(/\n/g, "\n          ")}`);
-  for (const output of task.outputs ?? []) printLine(`output    ${output.filename}  ${output.size} B  ${output.url}`);
+  for (const output of task.outputs ?? []) {
+    const delivery = output.destination ? `  → ${output.destination.status} ${output.destination.url ?? output.destination.key}${output.destination.error_code ? ` (${output.destination.error_code})` : ""}` : "";
+    printLine(`output    ${output.filename}  ${output.size} B  ${output.url}${delivery}`);
+  }
 }

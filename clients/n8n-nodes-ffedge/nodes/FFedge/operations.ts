@@ -1,4 +1,5 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import type { Readable } from 'node:stream';
+import type { IBinaryKeyData, IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { NodeOperationError, sleep } from 'n8n-workflow';
 import { ffedgeRequest } from '../shared/api';
 
@@ -10,6 +11,10 @@ interface Task extends IDataObject {
 }
 
 interface RunOptions {
+	downloadOutputs?: boolean;
+	binaryPrefix?: string;
+	destination?: string;
+	destinationMode?: 'copy' | 'only';
 	withMetadata?: boolean;
 	timeoutSeconds?: number;
 	webhook?: string;
@@ -20,15 +25,25 @@ interface RunOptions {
 
 const ENDED = new Set(['completed', 'failed']);
 
-/** POST /v1/tasks with the body of a command or a preset run, then the task as `wait` asks. */
-async function submit(this: IExecuteFunctions, item: number, body: IDataObject): Promise<Task> {
+interface Output {
+	filename: string;
+	url: string;
+}
+
+/** POST /v1/tasks with the body of a command, preset or steps run, then the task as `wait` and the options ask. */
+async function submit(this: IExecuteFunctions, item: number, body: IDataObject): Promise<INodeExecutionData> {
 	const options = this.getNodeParameter('options', item, {}) as RunOptions;
 	if (options.withMetadata) body.with_metadata = true;
 	if (options.timeoutSeconds) body.timeout_seconds = options.timeoutSeconds;
 	if (options.webhook) body.webhook = options.webhook;
+	if (options.destination) body.destination = { id: options.destination, mode: options.destinationMode ?? 'copy' };
 	const created = await ffedgeRequest.call(this, 'POST', '/v1/tasks', { body, headers: idempotencyKey(this, item) });
-	const taskId = String(created.task_id);
-	if (!this.getNodeParameter('wait', item, true)) return (await ffedgeRequest.call(this, 'GET', `/v1/tasks/${taskId}`)) as Task;
+	return follow.call(this, item, String(created.task_id), options);
+}
+
+/** The submitted task, or with `wait` the ended one (and its files with Download Outputs); a failure stops the node unless told not to. */
+async function follow(this: IExecuteFunctions, item: number, taskId: string, options: RunOptions): Promise<INodeExecutionData> {
+	if (!this.getNodeParameter('wait', item, true)) return { json: await ffedgeRequest.call(this, 'GET', `/v1/tasks/${taskId}`), pairedItem: { item } };
 	const task = await waitForEnd.call(this, taskId, options);
 	if (task.status === 'failed' && options.failOnTaskFailure !== false) {
 		throw new NodeOperationError(this.getNode(), `Task ${taskId} failed: ${task.error_code ?? 'FAILED'}`, {
@@ -36,7 +51,29 @@ async function submit(this: IExecuteFunctions, item: number, body: IDataObject):
 			itemIndex: item,
 		});
 	}
-	return task;
+	if (task.status !== 'completed' || !options.downloadOutputs) return { json: task, pairedItem: { item } };
+	return { json: task, binary: await download.call(this, task, options.binaryPrefix || 'output'), pairedItem: { item } };
+}
+
+/**
+ * Each output streamed from its CDN URL into n8n's binary store (its filesystem or S3 mode keeps
+ * large files out of memory), as PREFIX_0, PREFIX_1, … in the task's order of outputs.
+ */
+async function download(this: IExecuteFunctions, task: IDataObject, prefix: string, names?: string[]): Promise<IBinaryKeyData> {
+	const outputs = ((task.outputs ?? []) as Output[]).filter((output) => !names?.length || names.includes(output.filename));
+	const missing = names?.filter((name) => !outputs.some((output) => output.filename === name)) ?? [];
+	if (missing.length) throw new NodeOperationError(this.getNode(), `Task ${String(task.task_id)} has no output named ${missing.join(', ')}`);
+	const binary: IBinaryKeyData = {};
+	for (const [index, output] of outputs.entries()) {
+		const body = (await this.helpers.httpRequest({ method: 'GET', url: output.url, encoding: 'stream' })) as Readable;
+		binary[`${prefix}_${index}`] = await this.helpers.prepareBinaryData(body, output.filename);
+	}
+	return binary;
+}
+
+function steps(this: IExecuteFunctions, item: number): IDataObject[] {
+	const collection = this.getNodeParameter('steps', item, {}) as { step?: { command: string; publish?: boolean }[] };
+	return (collection.step ?? []).map((step) => (step.publish === false ? { command: step.command, publish: false } : { command: step.command }));
 }
 
 /**
@@ -107,6 +144,8 @@ async function upload(this: IExecuteFunctions, item: number): Promise<INodeExecu
 	};
 }
 
+const taskIdOf = (context: IExecuteFunctions, item: number) => encodeURIComponent(context.getNodeParameter('taskId', item) as string);
+
 /** The items one input item yields for the chosen resource and operation. */
 export async function runOperation(this: IExecuteFunctions, item: number): Promise<INodeExecutionData[]> {
 	const resource = this.getNodeParameter('resource', item) as string;
@@ -115,13 +154,25 @@ export async function runOperation(this: IExecuteFunctions, item: number): Promi
 	if (resource === 'file') return [await upload.call(this, item)];
 	switch (operation) {
 		case 'run':
-			return one(await submit.call(this, item, { command: this.getNodeParameter('command', item) as string }));
+			return [await submit.call(this, item, { command: this.getNodeParameter('command', item) as string })];
 		case 'runPreset':
-			return one(await submit.call(this, item, { preset: this.getNodeParameter('preset', item) as string, params: presetParams.call(this, item) }));
+			return [await submit.call(this, item, { preset: this.getNodeParameter('preset', item) as string, params: presetParams.call(this, item) })];
+		case 'runSteps':
+			return [await submit.call(this, item, { steps: steps.call(this, item) })];
+		case 'retry': {
+			const created = await ffedgeRequest.call(this, 'POST', `/v1/tasks/${taskIdOf(this, item)}/retry`, { headers: idempotencyKey(this, item) });
+			return [await follow.call(this, item, String(created.task_id), this.getNodeParameter('options', item, {}) as RunOptions)];
+		}
+		case 'download': {
+			const task = await ffedgeRequest.call(this, 'GET', `/v1/tasks/${taskIdOf(this, item)}`);
+			if (task.status !== 'completed') throw new NodeOperationError(this.getNode(), `Task ${String(task.task_id)} is ${String(task.status)}: only a completed task has outputs to download`, { itemIndex: item });
+			const names = (this.getNodeParameter('outputNames', item, '') as string).split(',').map((name) => name.trim()).filter(Boolean);
+			return [{ json: task, binary: await download.call(this, task, (this.getNodeParameter('binaryPrefix', item, 'output') as string) || 'output', names), pairedItem: { item } }];
+		}
 		case 'get':
-			return one(await ffedgeRequest.call(this, 'GET', `/v1/tasks/${encodeURIComponent(this.getNodeParameter('taskId', item) as string)}`));
+			return one(await ffedgeRequest.call(this, 'GET', `/v1/tasks/${taskIdOf(this, item)}`));
 		case 'cancel':
-			return one(await ffedgeRequest.call(this, 'POST', `/v1/tasks/${encodeURIComponent(this.getNodeParameter('taskId', item) as string)}/cancel`));
+			return one(await ffedgeRequest.call(this, 'POST', `/v1/tasks/${taskIdOf(this, item)}/cancel`));
 		case 'list': {
 			const status = this.getNodeParameter('status', item, '') as string;
 			const qs: IDataObject = { limit: this.getNodeParameter('limit', item, 50), offset: this.getNodeParameter('offset', item, 0) };

@@ -63,6 +63,7 @@ export class FFedgeTrigger implements INodeType {
 				options: [
 					{ name: 'Task Completed', value: 'task.completed', description: 'A task of yours ended with its outputs' },
 					{ name: 'Task Failed', value: 'task.failed', description: 'A task of yours failed or was canceled' },
+					{ name: 'Task Progress', value: 'task.progress', description: 'A task of yours advanced: at most one event per 10 points of progress or per 10 s, the latest only, never after its end' },
 					{ name: 'File Expired', value: 'file.expired', description: 'An upload or output of yours was deleted at its expiry' },
 				],
 				default: ['task.completed', 'task.failed'],

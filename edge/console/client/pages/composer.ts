@@ -2,8 +2,11 @@
 import { ApiError, api, taskPath } from "../api";
 import { messageOf, onSubmit } from "../actions";
 import { $, el, flash } from "../dom";
+import { chosenDestination, fillDestinationPicker } from "../destination-pick";
 import { fileIdentity, fileKind, fileName, pageFiles } from "../files";
-import type { CreatedTask, StoredFile, Task, Validation } from "../types";
+import type { CreatedTask, PresetList, StoredFile, Task, Validation } from "../types";
+
+const NO_DESTINATION = "None: keep the outputs here only";
 
 type Verdict = { ok: true; body: Validation } | { ok: false; error: ApiError };
 
@@ -56,13 +59,15 @@ export async function composerPage(): Promise<void> {
     ...files.map((file) => el("option", { value: file.url }, `${fileName(file)} (${fileIdentity(file)})`)),
   );
   for (const button of document.querySelectorAll<HTMLButtonElement>("#recipes [data-recipe]")) button.addEventListener("click", () => applyRecipe(button, files, picker, textarea));
+  void listPresets();
   const from = new URLSearchParams(location.search).get("from");
   if (from) {
     const source = await api<Task>(taskPath(from));
     textarea.value = source.command;
     $<HTMLInputElement>("#with-metadata").checked = Boolean(source.with_metadata);
     textarea.dispatchEvent(new Event("input"));
-  }
+    void fillDestinationPicker("composer-destination", NO_DESTINATION, source.destination);
+  } else void fillDestinationPicker("composer-destination", NO_DESTINATION);
   $("#insert-input").addEventListener("click", () => {
     if (!picker.value) return;
     const position = textarea.selectionStart ?? textarea.value.length;
@@ -75,7 +80,9 @@ export async function composerPage(): Promise<void> {
   });
 
   onSubmit($<HTMLFormElement>("#composer"), async (form) => {
-    const body: { command: string; with_metadata: boolean; webhook?: string } = { command: textarea.value.trim(), with_metadata: form.get("with_metadata") === "on" };
+    const body: { command: string; with_metadata: boolean; webhook?: string; destination?: object } = { command: textarea.value.trim(), with_metadata: form.get("with_metadata") === "on" };
+    const destination = chosenDestination("composer-destination");
+    if (destination) body.destination = destination;
     const webhook = String(form.get("webhook") || "").trim();
     if (webhook) body.webhook = webhook;
     const created = await api<CreatedTask>("/v1/tasks", { method: "POST", json: body });
@@ -115,4 +122,19 @@ function applyRecipe(button: HTMLButtonElement, files: StoredFile[], picker: HTM
   $("#recipe-note").textContent = missing.length
     ? `Replace ${missing.map((kind) => `{${kind}}`).join(" and ")} with the URL of ${missing.map((kind) => WHAT[kind]).join(" and ")}, or upload one on the Files page.`
     : `${button.textContent}: filled with ${kinds.map((kind) => fileName(chosen(kind)!)).join(" and ")}.`;
+}
+
+/** "From a preset": every preset, each a link to its run form on the Presets page. */
+async function listPresets(): Promise<void> {
+  const list = $("#preset-links");
+  try {
+    const { presets } = await api<PresetList>("/v1/presets?limit=100");
+    list.replaceChildren(
+      ...presets.map((preset) =>
+        el("li", {}, el("a", { href: `/console/presets?run=${encodeURIComponent(preset.name)}`, "aria-describedby": preset.description ? `preset-${preset.id}` : null }, preset.name), preset.description ? el("span", { id: `preset-${preset.id}`, class: "hint" }, preset.description) : null),
+      ),
+    );
+  } catch (error) {
+    list.replaceChildren(el("li", { class: "error" }, `Presets could not be listed: ${messageOf(error)}`));
+  }
 }

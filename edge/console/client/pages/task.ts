@@ -1,10 +1,12 @@
-/** One task: its status, times, outputs and previews, live while it runs; its log and webhook deliveries. */
+/** One task: its status, times, steps, outputs and previews, live while it runs; its log and webhook deliveries. */
 import { API, api, isStatus, taskPath } from "../api";
 import { copy, control, guarded } from "../actions";
 import { $, announce, el, formatTime, statusBadge } from "../dom";
 import { formatBytes, formatDuration, isUnfinished, shownStatus } from "../format";
 import { followTaskEvents } from "../live";
 import type { DeliveryList, Task, TaskOutput, TaskView } from "../types";
+import { destinationLine, followDeliveries, setUpDeliveryRetry, showDelivery } from "./task-delivery";
+import { refreshSteps, showSteps } from "./task-steps";
 import { setUpTaskTools } from "./task-tools";
 
 export async function taskPage(): Promise<void> {
@@ -23,10 +25,15 @@ export async function taskPage(): Promise<void> {
   $("#task-body").hidden = false;
   $("#task-command").textContent = task.command;
   showTask(task);
+  showSteps(task);
   setUpTaskTools(task);
+  setUpDeliveryRetry(taskId, showTask);
   void loadDeliveries(taskId);
-  if (isUnfinished(task)) followTask(taskId);
-  else void loadLog(taskId);
+  if (isUnfinished(task)) followTask(taskId, task);
+  else {
+    void loadLog(taskId);
+    void followDeliveries(taskId, showTask, task);
+  }
 
   $("#cancel-task").addEventListener("click", guarded(async () => {
     await api(`${path}/cancel`, { method: "POST" });
@@ -60,12 +67,14 @@ function showTask(task: TaskView): void {
   const finished = task.status === "completed" || task.status === "failed";
   $("#cancel-task").hidden = finished;
   $("#delete-task").hidden = !finished;
+  $("#rerun-task").hidden = !finished;
   const errorBox = $("#task-error");
   errorBox.hidden = !task.error;
   errorBox.textContent = task.error ? `${task.error_code ? `${task.error_code}: ` : ""}${task.error}` : "";
   const times = [["Created", task.created_at], ["Started", task.started_at], ["Finished", task.finished_at]] as const;
   $("#task-times").replaceChildren(...times.filter(([, value]) => value !== undefined).flatMap(([label, value]) => [el("dt", {}, label), el("dd", {}, formatTime(value))]));
   showElapsed(task);
+  showDelivery(task);
   if (task.outputs && task.outputs.length) {
     showOutputs(task.outputs);
     showPreviews(task.outputs);
@@ -83,31 +92,38 @@ function showOutputs(outputs: TaskOutput[]): void {
         ` · ${formatBytes(output.size)} `,
         el("button", { type: "button", class: "secondary", onclick: (event) => copy(output.url, control(event)) }, "Copy URL"),
         el("input", { type: "hidden", value: output.url }),
+        destinationLine(output),
         output.metadata ? el("details", {}, el("summary", {}, "Metadata"), el("pre", { class: "code" }, JSON.stringify(output.metadata, null, 2))) : null,
       ),
     ),
   );
 }
 
-function followTask(taskId: string): void {
-  const current = {} as TaskView;
+/** `known.destination` is kept: the event stream does not carry it, and the page says where the outputs will go while the task runs. */
+function followTask(taskId: string, known: Pick<Task, "destination">): void {
+  const current = { destination: known.destination } as TaskView;
   const update = (event: Partial<TaskView>) => {
     Object.assign(current, event);
     showTask(current);
+    refreshSteps(taskId);
   };
   followTaskEvents(taskId, {
     update,
     end: async (event) => {
       update(event);
-      // The end event carries the outputs; re-read the task for its timestamps, then the log.
-      showTask(await api<Task>(taskPath(taskId)));
+      // The end event carries the outputs; re-read the task for its timestamps and steps, then the log.
+      const ended = await api<Task>(taskPath(taskId));
+      showTask(ended);
+      showSteps(ended);
+      void followDeliveries(taskId, showTask, ended);
       void loadLog(taskId);
       void awaitFirstDelivery(taskId);
     },
     lost: async () => {
       const task = await api<Task>(taskPath(taskId));
       showTask(task);
-      if (isUnfinished(task)) setTimeout(() => followTask(taskId), 2000);
+      showSteps(task);
+      if (isUnfinished(task)) setTimeout(() => followTask(taskId, task), 2000);
       else void loadLog(taskId);
     },
   });

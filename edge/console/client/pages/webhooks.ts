@@ -1,8 +1,9 @@
-/** Webhooks: the signing secret's rotation, and the latest deliveries of recent tasks. */
+/** Webhooks: registered endpoints, the signing secret's rotation, and the latest deliveries of recent tasks. */
 import { api, taskPath } from "../api";
 import { copyButton, guarded } from "../actions";
 import { $, announce, el, formatTime } from "../dom";
 import type { DeliveryList, TaskList, WebhookSecret } from "../types";
+import { setUpEndpoints } from "./endpoints";
 
 export async function webhooksPage(): Promise<void> {
   $("#rotate-secret").addEventListener("click", guarded(async () => {
@@ -16,6 +17,7 @@ export async function webhooksPage(): Promise<void> {
     announce("New secret shown. Copy it now: it is shown only once.");
   }));
   copyButton("#copy-secret", "#secret-value");
+  await setUpEndpoints();
 
   const { tasks } = await api<TaskList>("/v1/tasks?limit=20");
   const lists = await Promise.all(tasks.map(async (task) => ({ task, list: await api<DeliveryList>(`${taskPath(task.task_id)}/webhooks`) })));

@@ -1,0 +1,52 @@
+import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
+import type { ServerNotification, ServerRequest } from "@modelcontextprotocol/sdk/types.js";
+import { toolResult } from "./rest";
+import type { McpTask } from "./schemas";
+
+type McpOutput = NonNullable<McpTask["outputs"]>[number];
+
+function describeOutput(output: McpOutput): string {
+  const line = `- ${output.filename}: ${output.url} (${output.size} bytes)`;
+  const delivery = output.destination;
+  if (!delivery) return line;
+  if (delivery.status === "delivered") return `${line}; delivered to your bucket as ${delivery.key}${delivery.url ? ` (${delivery.url})` : ""}`;
+  if (delivery.status === "failed") return `${line}; delivery to your bucket FAILED with ${delivery.error_code ?? "an error"}: ${delivery.error ?? ""}`;
+  return `${line}; delivery to your bucket pending (get_task shows it once done)`;
+}
+
+function describeSteps(task: McpTask): string {
+  if (!task.steps) return "";
+  const lines = task.steps.map((step) => {
+    const files = step.outputs.length > 0 ? `: ${step.outputs.map((output) => output.filename).join(", ")}` : step.publish ? "" : " (outputs kept private)";
+    return `- step ${step.index} ${step.status}${step.status === "running" ? ` ${step.progress}%` : ""}${files}`;
+  });
+  return `\nSteps:\n${lines.join("\n")}`;
+}
+
+function describeTask(task: McpTask): string {
+  const steps = describeSteps(task);
+  if (task.status === "completed") return `Task ${task.task_id} completed. Outputs (links expire in 24 h):\n${(task.outputs ?? []).map(describeOutput).join("\n")}${steps}`;
+  if (task.status === "failed") {
+    const where = task.failed_step !== undefined ? ` at step ${task.failed_step} (later steps did not run)` : "";
+    return `Task ${task.task_id} failed${where} with ${task.error_code ?? "an error"}: ${task.error ?? ""}\nget_task_log shows ffmpeg's full output.${steps}`;
+  }
+  return `Task ${task.task_id} is ${task.status} (${task.progress}%${task.eta_seconds !== undefined ? `, about ${task.eta_seconds} s left` : ""}). Call wait_for_task with this id to wait for it.${steps}`;
+}
+
+export const taskResult = (task: McpTask) => toolResult(task, describeTask(task));
+
+/**
+ * notifications/progress (0-100) while a call waits, when the client asked for them with a
+ * progressToken; only rising values, as the spec requires of successive notifications.
+ */
+export function reportProgress(extra: RequestHandlerExtra<ServerRequest, ServerNotification>): ((progress: number) => void) | undefined {
+  const progressToken = extra._meta?.progressToken;
+  if (progressToken === undefined) return undefined;
+  let last = -1;
+  return (progress) => {
+    if (progress <= last) return;
+    last = progress;
+    // Progress is a courtesy: a client that stopped listening loses nothing.
+    extra.sendNotification({ method: "notifications/progress", params: { progressToken, progress, total: 100, message: `${progress}%` } }).catch(() => {});
+  };
+}
