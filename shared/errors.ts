@@ -54,6 +54,7 @@ export const ERROR_STATUS = {
   PRESET_NAME_TAKEN: 409,
   /** Built-in presets cannot be changed or deleted. */
   PRESET_READ_ONLY: 403,
+  PRESET_LIMIT_REACHED: 409,
   STEP_REFERENCE_INVALID: 400,
   TRANSCODER_BUSY: 503,
   TASK_NOT_RUNNABLE: 409,
@@ -62,6 +63,8 @@ export const ERROR_STATUS = {
   INPUT_EXPIRED: 409,
   WEBHOOK_NOT_CONFIGURED: 409,
   ENDPOINT_LIMIT_REACHED: 409,
+  /** A redelivery to a disabled webhook endpoint: nothing is queued. */
+  ENDPOINT_DISABLED: 409,
   RATE_LIMITED: 429,
   QUOTA_EXCEEDED: 429,
   INVALID_CREDENTIALS: 401,
@@ -93,6 +96,10 @@ export const ERROR_STATUS = {
   DESTINATION_IN_USE: 409,
   /** A redelivery with no failed delivery whose output is still stored. */
   NOTHING_TO_REDELIVER: 409,
+  /** A user's 21st destination. */
+  DESTINATION_LIMIT_REACHED: 409,
+  /** A delivery attempt at an output whose copy here has expired. */
+  OUTPUT_EXPIRED: 410,
   MAIL_NOT_SENT: 503,
   INTERNAL: 500,
 } as const;
@@ -169,6 +176,7 @@ export const ERROR_TITLES: Record<ErrorCode, string> = {
   PRESET_NOT_FOUND: "Preset not found",
   PRESET_NAME_TAKEN: "Preset name taken",
   PRESET_READ_ONLY: "Preset is read-only",
+  PRESET_LIMIT_REACHED: "Preset limit reached",
   STEP_REFERENCE_INVALID: "Step reference invalid",
   TRANSCODER_BUSY: "Transcoder busy",
   TASK_NOT_RUNNABLE: "Task not runnable",
@@ -176,6 +184,7 @@ export const ERROR_TITLES: Record<ErrorCode, string> = {
   INPUT_EXPIRED: "Input expired",
   WEBHOOK_NOT_CONFIGURED: "Webhook not configured",
   ENDPOINT_LIMIT_REACHED: "Webhook endpoint limit reached",
+  ENDPOINT_DISABLED: "Webhook endpoint disabled",
   RATE_LIMITED: "Rate limited",
   QUOTA_EXCEEDED: "Quota exceeded",
   INVALID_CREDENTIALS: "Invalid credentials",
@@ -204,6 +213,8 @@ export const ERROR_TITLES: Record<ErrorCode, string> = {
   DESTINATION_GONE: "Destination deleted",
   DESTINATION_IN_USE: "Destination in use",
   NOTHING_TO_REDELIVER: "Nothing to redeliver",
+  DESTINATION_LIMIT_REACHED: "Destination limit reached",
+  OUTPUT_EXPIRED: "Output expired",
   MAIL_NOT_SENT: "Mail not sent",
   INTERNAL: "Internal error",
 };
@@ -236,9 +247,27 @@ export const ProblemSchema = z
     status: z.number().int(),
     detail: z.string(),
     code: z.string(),
+    // Members some codes add to name what is at fault; a client may read them, none is always there.
+    issues: z.array(z.object({ path: z.array(z.union([z.string(), z.number()])), message: z.string() })).optional().meta({ description: "VALIDATION_FAILED: each problem with the body, `path` naming the member (e.g. [\"steps\", 1])" }),
+    pointer: z.string().optional().meta({ example: "/tasks/1", description: "POST /v1/tasks/batch: the refused item, as a JSON pointer into the request" }),
+    token: z.string().optional().meta({ example: "-filter_complex", description: "A refused command: the word (option, filter, file name) at fault" }),
+    step: z.number().int().optional().meta({ example: 1, description: "A refused chain of steps: the step at fault, counted from 0" }),
+    param: z.string().optional().meta({ example: "width", description: "PRESET_PARAMS_INVALID: the parameter at fault" }),
+    preset: z.string().optional().meta({ example: "web-720p", description: "PRESET_NOT_FOUND, PRESET_READ_ONLY, PRESET_PARAMS_INVALID: the preset named" }),
+    destination: z.string().optional().meta({ example: "archive", description: "DESTINATION_NOT_FOUND and DESTINATION_GONE: the destination named; a destination's test (DESTINATION_CREDENTIALS, _REFUSED, _UNREACHABLE): its id" }),
+    name: z.string().optional().meta({ example: "archive", description: "PRESET_NAME_TAKEN, DESTINATION_NAME_TAKEN: the name already in use" }),
+    s3_code: z.string().optional().meta({ example: "NoSuchBucket", description: "DESTINATION_REFUSED, DESTINATION_CREDENTIALS: the S3 server's error code" }),
+    expired: z.array(z.string()).optional().meta({ example: ["out.mp4"], description: "NOTHING_TO_REDELIVER: the outputs whose delivery failed but whose copy here has expired" }),
+    input: z.string().optional().meta({ example: "https://api.example.com/uploads/usr_3k9x/f1c2b3a4d5e6f708.mp4", description: "INPUT_EXPIRED: the input of the retried task that is gone" }),
+    endpoint_id: z.string().optional().meta({ example: "whe_5c1f0e9a2b3d4c5e6f708192", description: "ENDPOINT_DISABLED: the webhook endpoint" }),
+    retry_after: z.number().int().optional().meta({ example: 30, description: "RATE_LIMITED, QUOTA_EXCEEDED: seconds to wait (also the Retry-After header)" }),
   })
   .passthrough()
-  .meta({ id: "Problem", description: "RFC 9457 problem details" });
+  .meta({
+    id: "Problem",
+    description: "RFC 9457 problem details",
+    example: { type: "https://ffedge.dev/problems/step-reference-invalid", title: "Step reference invalid", status: 400, detail: "step 1: '{{steps.0.outputs.nope.mp4}}': step 0 has no output file 'nope.mp4'; its single-file outputs are 'clip.mp4'.", code: "STEP_REFERENCE_INVALID", token: "{{steps.0.outputs.nope.mp4}}", step: 1 },
+  });
 
 /** RFC 9457 problem details for an AppError. */
 export function problemBody(error: AppError): Record<string, unknown> {

@@ -10,6 +10,12 @@ import { type S3Credentials, type S3Target, deleteObject, putObject } from "./s3
 /** The HKDF label of the destinations' credentials: their own key, not the webhook secrets'. */
 const CREDENTIALS_LABEL = "ffedge destination credentials v1";
 const PROBE_TIMEOUT_MS = 30_000;
+/**
+ * As many as webhook endpoints: each destination is a sealed credential and a target of the
+ * service's signed outgoing requests, so one account must not multiply them; a handful of
+ * buckets (per environment, per customer) is what a user needs.
+ */
+export const MAX_DESTINATIONS_PER_USER = 20;
 
 /** A destination of this user by id or name, or 404 (another user's is indistinguishable from a missing one). */
 export async function requireDestination(db: D1Database, userId: string, idOrName: string): Promise<DestinationRow> {
@@ -29,7 +35,9 @@ export async function createDestination(env: Env, userId: string, input: CreateD
     credentials: await sealCredentials(env, userId, id, credentials), fingerprint: await fingerprintOf(credentials),
     created_at: now.toISOString(), updated_at: now.toISOString(),
   };
-  if (!(await insertDestination(env.DB, row))) throw nameTaken(input.name);
+  const outcome = await insertDestination(env.DB, row, MAX_DESTINATIONS_PER_USER);
+  if (outcome === "taken") throw nameTaken(input.name);
+  if (outcome === "full") throw new AppError("DESTINATION_LIMIT_REACHED", `You have ${MAX_DESTINATIONS_PER_USER} destinations, the most one user may keep; delete one first.`, { limit: MAX_DESTINATIONS_PER_USER });
   return row;
 }
 
@@ -83,8 +91,13 @@ export async function testDestination(env: Env, userId: string, idOrName: string
   const credentials = await openCredentials(env, row);
   const key = `${row.prefix}.ffedge-probe-${randomHex(8)}`;
   const body = "ffedge destination probe; safe to delete\n";
-  await putObject(env, targetOf(row), credentials, key, { stream: body, length: body.length, contentType: "text/plain" }, PROBE_TIMEOUT_MS);
-  await deleteObject(env, targetOf(row), credentials, key, PROBE_TIMEOUT_MS);
+  try {
+    await putObject(env, targetOf(row), credentials, key, { stream: body, length: body.length, contentType: "text/plain" }, PROBE_TIMEOUT_MS);
+    await deleteObject(env, targetOf(row), credentials, key, PROBE_TIMEOUT_MS);
+  } catch (error) {
+    if (error instanceof AppError) throw new AppError(error.code, `Destination '${row.name}': ${error.detail}`, { ...error.extra, destination: row.id }).withHeaders(error.headers);
+    throw error;
+  }
   return { ok: true, key };
 }
 
@@ -113,12 +126,14 @@ async function fingerprintOf(credentials: S3Credentials): Promise<string> {
 /**
  * A custom endpoint is a URL a stranger wrote that the Worker will call with signed requests:
  * it passes the URL policy of task inputs and webhooks (public hosts, default ports; the dev
- * allow-list only outside production), is https in production, and is kept as its origin.
+ * allow-list only outside production), is https as a webhook URL is (plain http only for the
+ * dev allow-list's hosts, a local S3 server in tests), and is kept as its origin.
  */
 export function checkEndpoint(env: Env, raw: string): string {
-  const settings = config(env);
-  const url = checkFetchUrl(raw, { allowHosts: settings.devFetchAllowHosts });
-  if (settings.production && url.protocol !== "https:") throw new AppError("URL_NOT_ALLOWED", `The endpoint '${raw}' must use https.`);
+  const allowHosts = config(env).devFetchAllowHosts;
+  const url = checkFetchUrl(raw, { allowHosts });
+  const host = url.hostname.toLowerCase().replace(/^\[|\]$/g, "");
+  if (url.protocol !== "https:" && !allowHosts.includes(host)) throw new AppError("URL_NOT_ALLOWED", `The endpoint '${raw}' must use https.`, { token: raw });
   if ((url.pathname !== "/" && url.pathname !== "") || url.search || url.hash) {
     throw new AppError("URL_NOT_ALLOWED", `The endpoint '${raw}' must be an origin (https://host), without a path, query or fragment.`);
   }
@@ -126,5 +141,5 @@ export function checkEndpoint(env: Env, raw: string): string {
 }
 
 function nameTaken(name: string): AppError {
-  return new AppError("DESTINATION_NAME_TAKEN", `You already have a destination named '${name}'.`);
+  return new AppError("DESTINATION_NAME_TAKEN", `You already have a destination named '${name}'.`, { name });
 }

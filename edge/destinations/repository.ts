@@ -17,16 +17,21 @@ export interface DestinationRow {
   updated_at: string;
 }
 
-/** Inserts a destination; false when the user already has one by that name. */
-export async function insertDestination(db: D1Database, row: DestinationRow): Promise<boolean> {
+/**
+ * Inserts a destination unless the user already has `limit` of them (`full`) or one by that
+ * name (`taken`): one statement, so two concurrent requests cannot both pass the count.
+ */
+export async function insertDestination(db: D1Database, row: DestinationRow, limit: number): Promise<"inserted" | "taken" | "full"> {
   const inserted = await db
     .prepare(
       `INSERT INTO destinations (id, user_id, name, type, endpoint, region, bucket, prefix, path_style, credentials, fingerprint, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (user_id, name) DO NOTHING`,
+       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13
+       WHERE (SELECT COUNT(*) FROM destinations WHERE user_id = ?2) < ?14 ON CONFLICT (user_id, name) DO NOTHING`,
     )
-    .bind(row.id, row.user_id, row.name, row.type, row.endpoint, row.region, row.bucket, row.prefix, row.path_style, row.credentials, row.fingerprint, row.created_at, row.updated_at)
+    .bind(row.id, row.user_id, row.name, row.type, row.endpoint, row.region, row.bucket, row.prefix, row.path_style, row.credentials, row.fingerprint, row.created_at, row.updated_at, limit)
     .run();
-  return inserted.meta.changes === 1;
+  if (inserted.meta.changes === 1) return "inserted";
+  return (await db.prepare("SELECT 1 FROM destinations WHERE user_id = ? AND name = ?").bind(row.user_id, row.name).first()) ? "taken" : "full";
 }
 
 /** A destination of this user by id or by name, or null: another user's is indistinguishable from a missing one. */
@@ -34,10 +39,13 @@ export async function findDestination(db: D1Database, userId: string, idOrName: 
   return db.prepare("SELECT * FROM destinations WHERE user_id = ? AND (id = ? OR name = ?)").bind(userId, idOrName, idOrName).first<DestinationRow>();
 }
 
-/** The user's destinations, by name. */
-export async function listDestinations(db: D1Database, userId: string): Promise<DestinationRow[]> {
-  const { results } = await db.prepare("SELECT * FROM destinations WHERE user_id = ? ORDER BY name").bind(userId).all<DestinationRow>();
-  return results;
+/** A page of the user's destinations, by name, and how many they have. */
+export async function listDestinations(db: D1Database, userId: string, page: { limit: number; offset: number }): Promise<{ total: number; rows: DestinationRow[] }> {
+  const [count, rows] = await db.batch([
+    db.prepare("SELECT COUNT(*) AS total FROM destinations WHERE user_id = ?").bind(userId),
+    db.prepare("SELECT * FROM destinations WHERE user_id = ? ORDER BY name LIMIT ? OFFSET ?").bind(userId, page.limit, page.offset),
+  ]);
+  return { total: (count!.results[0] as { total: number }).total, rows: rows!.results as DestinationRow[] };
 }
 
 /** Replaces every changeable column of a destination; false when the new name is already another destination's. */

@@ -1,7 +1,10 @@
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import type { ServerNotification, ServerRequest } from "@modelcontextprotocol/sdk/types.js";
-import { toolResult } from "./rest";
+import { type Caller, callJson, toolResult } from "./rest";
 import type { McpTask } from "./schemas";
+import { waitForTask } from "./wait";
+
+type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
 type McpOutput = NonNullable<McpTask["outputs"]>[number];
 
@@ -39,7 +42,7 @@ export const taskResult = (task: McpTask) => toolResult(task, describeTask(task)
  * notifications/progress (0-100) while a call waits, when the client asked for them with a
  * progressToken; only rising values, as the spec requires of successive notifications.
  */
-export function reportProgress(extra: RequestHandlerExtra<ServerRequest, ServerNotification>): ((progress: number) => void) | undefined {
+export function reportProgress(extra: Extra): ((progress: number) => void) | undefined {
   const progressToken = extra._meta?.progressToken;
   if (progressToken === undefined) return undefined;
   let last = -1;
@@ -49,4 +52,15 @@ export function reportProgress(extra: RequestHandlerExtra<ServerRequest, ServerN
     // Progress is a courtesy: a client that stopped listening loses nothing.
     extra.sendNotification({ method: "notifications/progress", params: { progressToken, progress, total: 100, message: `${progress}%` } }).catch(() => {});
   };
+}
+
+
+/**
+ * What every tool that makes a task does: POST it (to /v1/tasks, or a retry's route), with the
+ * caller's idempotency key if any, then wait for it as asked and describe it.
+ */
+export async function submitAndWait(caller: Caller, path: string, body: Record<string, unknown> | undefined, options: { wait_seconds: number; idempotency_key?: string }, extra: Extra) {
+  const headers = options.idempotency_key ? { "idempotency-key": options.idempotency_key } : undefined;
+  const created = await callJson<{ task_id: string }>(caller, "POST", path, body, headers);
+  return taskResult(await waitForTask(caller, created.task_id, options.wait_seconds, reportProgress(extra)));
 }

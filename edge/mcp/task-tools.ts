@@ -3,7 +3,7 @@ import { z } from "zod";
 import { destination, idempotencyKey, taskId, timeoutSeconds, waitSeconds } from "./arguments";
 import { type Caller, asTool, callApi, callJson, toolResult } from "./rest";
 import { type McpTask, McpLogSchema, McpTaskListSchema, McpTaskSchema, McpValidationSchema, toMcpTask } from "./schemas";
-import { reportProgress, taskResult } from "./task-results";
+import { reportProgress, submitAndWait, taskResult } from "./task-results";
 import { MAX_WAIT_SECONDS, waitForTask } from "./wait";
 
 /** What every tool that takes a command repeats, so an agent reads the rules where it writes the command. */
@@ -39,11 +39,7 @@ export function registerTaskTools(server: McpServer, caller: Caller): void {
     },
     outputSchema: McpTaskSchema.shape,
     annotations: { openWorldHint: true },
-  }, ({ command, wait_seconds, timeout_seconds, idempotency_key, destination: target }, extra) => asTool(async () => {
-    const headers = idempotency_key ? { "idempotency-key": idempotency_key } : undefined;
-    const created = await callJson<{ task_id: string }>(caller, "POST", "/v1/tasks", { command, timeout_seconds, destination: target }, headers);
-    return taskResult(await waitForTask(caller, created.task_id, wait_seconds, reportProgress(extra)));
-  }));
+  }, ({ command, wait_seconds, timeout_seconds, idempotency_key, destination: target }, extra) => asTool(() => submitAndWait(caller, "/v1/tasks", { command, timeout_seconds, destination: target }, { wait_seconds, idempotency_key }, extra)));
 
   // A tool of its own rather than optional fields on run_ffmpeg: a tool's input schema cannot say
   // "command, or preset with params", and an agent reads one clear shape per tool.
@@ -60,11 +56,7 @@ export function registerTaskTools(server: McpServer, caller: Caller): void {
     },
     outputSchema: McpTaskSchema.shape,
     annotations: { openWorldHint: true },
-  }, ({ preset, params, wait_seconds, timeout_seconds, idempotency_key, destination: target }, extra) => asTool(async () => {
-    const headers = idempotency_key ? { "idempotency-key": idempotency_key } : undefined;
-    const created = await callJson<{ task_id: string }>(caller, "POST", "/v1/tasks", { preset, params, timeout_seconds, destination: target }, headers);
-    return taskResult(await waitForTask(caller, created.task_id, wait_seconds, reportProgress(extra)));
-  }));
+  }, ({ preset, params, wait_seconds, timeout_seconds, idempotency_key, destination: target }, extra) => asTool(() => submitAndWait(caller, "/v1/tasks", { preset, params, timeout_seconds, destination: target }, { wait_seconds, idempotency_key }, extra)));
 
   server.registerTool("list_presets", {
     title: "List presets",

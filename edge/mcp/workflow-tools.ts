@@ -4,16 +4,15 @@ import { MAX_STEPS } from "../../shared/schemas/tasks";
 import { destination, idempotencyKey, taskId, timeoutSeconds, waitSeconds } from "./arguments";
 import { type Caller, asTool, callApi, callJson, toolResult } from "./rest";
 import { McpTaskSchema } from "./schemas";
-import { reportProgress, taskResult } from "./task-results";
+import { submitAndWait } from "./task-results";
 import { COMMAND_RULES } from "./task-tools";
-import { waitForTask } from "./wait";
 
 /** What run_steps adds to the command rules, where the agent writes the steps. */
 const STEP_RULES = [
   `STEPS: 2 to ${MAX_STEPS} ffmpeg commands, run in order as ONE task in one work folder: inputs are downloaded once and a later step reads an earlier step's file directly.`,
   "A step reads an earlier step's output with `-i {{steps.K.outputs.<file name>}}`: K is the earlier step's index counted from 0, the file name one that step writes, and the reference stands alone right after -i. Anything else (a later or the same step, a file it does not write, a reference elsewhere in the command) is refused with STEP_REFERENCE_INVALID naming the step.",
   'Example: [{"command": "ffmpeg -i https://example.com/in.mp4 -ss 0 -t 5 clip.mp4", "publish": false}, {"command": "ffmpeg -i {{steps.0.outputs.clip.mp4}} -vf scale=320:-2 small.mp4"}, {"command": "ffmpeg -i {{steps.1.outputs.small.mp4}} -frames:v 1 thumb.jpg"}]',
-  "Each step follows the command rules below (an input may also be such a reference) and is checked before anything runs: a refusal keeps the rule's code and its detail starts with 'step K:', and nothing runs. No two steps may write the same file name. publish: false keeps a step's files private (for later steps only); the last step's are always published. The time limit, output size and output count apply to the task as a whole.",
+  "Each step follows the command rules below (an input may also be such a reference) and is checked before anything runs: a refusal keeps the rule's code and its detail starts with 'step K:', and nothing runs. No two steps may write the same file name. publish: false keeps a step's files private (for later steps only); the last step's are the task's outputs, so publish: false there is refused (VALIDATION_FAILED). The time limit, output size and output count apply to the task as a whole.",
   "The task ends at the first step that fails: the result's failed_step names it, error starts with 'step K:', and get_task_log shows every step's ffmpeg output.",
 ].join("\n");
 
@@ -36,7 +35,7 @@ export function registerWorkflowTools(server: McpServer, caller: Caller): void {
     inputSchema: {
       steps: z.array(z.object({
         command: z.string().min(1).max(16_384).describe("One ffmpeg command; its inputs are URLs or {{steps.K.outputs.<file name>}} of an earlier step"),
-        publish: z.boolean().optional().describe("false: this step's outputs stay private, for later steps only (default true; the last step's are always published)"),
+        publish: z.boolean().optional().describe("false: this step's outputs stay private, for later steps only (default true; not allowed on the last step, whose outputs are the task's)"),
       })).min(2).max(MAX_STEPS).describe(`The commands in order, 2 to ${MAX_STEPS}`),
       wait_seconds: waitSeconds(30),
       timeout_seconds: timeoutSeconds,
@@ -45,11 +44,7 @@ export function registerWorkflowTools(server: McpServer, caller: Caller): void {
     },
     outputSchema: McpTaskSchema.shape,
     annotations: { openWorldHint: true },
-  }, ({ steps, wait_seconds, timeout_seconds, idempotency_key, destination: target }, extra) => asTool(async () => {
-    const headers = idempotency_key ? { "idempotency-key": idempotency_key } : undefined;
-    const created = await callJson<{ task_id: string }>(caller, "POST", "/v1/tasks", { steps, timeout_seconds, destination: target }, headers);
-    return taskResult(await waitForTask(caller, created.task_id, wait_seconds, reportProgress(extra)));
-  }));
+  }, ({ steps, wait_seconds, timeout_seconds, idempotency_key, destination: target }, extra) => asTool(() => submitAndWait(caller, "/v1/tasks", { steps, timeout_seconds, destination: target }, { wait_seconds, idempotency_key }, extra)));
 
   server.registerTool("retry_task", {
     title: "Run a finished task again",
@@ -57,11 +52,7 @@ export function registerWorkflowTools(server: McpServer, caller: Caller): void {
     inputSchema: { task_id: taskId, wait_seconds: waitSeconds(30), idempotency_key: idempotencyKey },
     outputSchema: McpTaskSchema.shape,
     annotations: { openWorldHint: true },
-  }, ({ task_id, wait_seconds, idempotency_key }, extra) => asTool(async () => {
-    const headers = idempotency_key ? { "idempotency-key": idempotency_key } : undefined;
-    const created = await callJson<{ task_id: string }>(caller, "POST", `/v1/tasks/${encodeURIComponent(task_id)}/retry`, undefined, headers);
-    return taskResult(await waitForTask(caller, created.task_id, wait_seconds, reportProgress(extra)));
-  }));
+  }, ({ task_id, wait_seconds, idempotency_key }, extra) => asTool(() => submitAndWait(caller, `/v1/tasks/${encodeURIComponent(task_id)}/retry`, undefined, { wait_seconds, idempotency_key }, extra)));
 
   server.registerTool("save_preset", {
     title: "Save a preset",

@@ -1,12 +1,11 @@
 import { randomHex } from "../../shared/encoding";
 import { AppError } from "../../shared/errors";
-import { checkCommand } from "../../shared/ffmpeg";
 import type { Preset, PresetChanges, PresetDefinition } from "../../shared/schemas/presets";
 import { destinationOfUser } from "../destinations/deliver";
 import { config } from "../lib/config";
 import { BUILTIN_PRESETS, findBuiltinPreset } from "./builtins";
 import { checkPresetDefinition } from "./definition";
-import { expandPreset } from "./expand";
+import { checkedPresetCommand } from "./expand";
 import { deletePreset, findPreset, insertPreset, listPresets, nameTaken, replacePreset } from "./repository";
 
 /** A name that reads as a preset id: refused as a name, so an id or a name never means two presets. */
@@ -21,8 +20,7 @@ export async function resolvePreset(env: Env, userId: string, idOrName: string):
 
 /** What a task of this preset with these params would run, judged as POST /v1/tasks judges it, without running it. */
 export async function expandForUser(env: Env, userId: string, idOrName: string, params: Record<string, unknown>): Promise<{ command: string; inputs: string[]; outputs: string[] }> {
-  const command = expandPreset(await resolvePreset(env, userId, idOrName), params);
-  const parsed = checkCommand(command, { allowHosts: config(env).devFetchAllowHosts });
+  const { command, parsed } = checkedPresetCommand(await resolvePreset(env, userId, idOrName), params, { allowHosts: config(env).devFetchAllowHosts });
   return { command, inputs: parsed.inputs.map((input) => input.url), outputs: parsed.outputs.map((output) => output.filename) };
 }
 

@@ -44,7 +44,7 @@ export async function listPresets(db: D1Database, userId: string, page: { limit:
 /**
  * Records a new preset while the user has fewer than MAX_PRESETS_PER_USER (one statement, so
  * two concurrent saves cannot pass the cap together). PRESET_NAME_TAKEN if the name is the
- * user's already; LIMIT_EXCEEDED at the cap.
+ * user's already; PRESET_LIMIT_REACHED at the cap.
  */
 export async function insertPreset(db: D1Database, userId: string, definition: PresetDefinition, id: string, now: string): Promise<Preset> {
   const row = await uniqueName(definition.name, () =>
@@ -57,7 +57,7 @@ export async function insertPreset(db: D1Database, userId: string, definition: P
       .bind(id, userId, definition.name, definition.description ?? null, definition.command, JSON.stringify(definition.parameters), now, MAX_PRESETS_PER_USER, destinationColumn(definition))
       .first<PresetRow>(),
   );
-  if (!row) throw new AppError("LIMIT_EXCEEDED", `You have ${MAX_PRESETS_PER_USER} presets, the most one user may keep; delete one first.`);
+  if (!row) throw new AppError("PRESET_LIMIT_REACHED", `You have ${MAX_PRESETS_PER_USER} presets, the most one user may keep; delete one first.`, { limit: MAX_PRESETS_PER_USER });
   return toPreset(row);
 }
 

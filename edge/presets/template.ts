@@ -1,15 +1,12 @@
 import { AppError, type ErrorCode } from "../../shared/errors";
 import { tokenize } from "../../shared/ffmpeg/tokenize";
 import { PARAMETER_NAME } from "../../shared/schemas/presets";
+import { type TemplateWord, GRAPH_SYNTAX, forbiddenIn, isInputFileArgument, wordContexts } from "./contexts";
 
-/** One word of a preset's command: its literal text and its placeholders, in order. */
-export type TemplateWord = (string | { param: string })[];
+export type { TemplateWord } from "./contexts";
 
 /** A parameter's value once checked against its schema. */
 export type ParameterValue = string | number | boolean;
-
-/** Characters that, inside a larger word, would end or escape a filter's quoting or start another filter or option list. */
-const FILTER_SYNTAX = /['"\\,;[\]]/;
 
 /**
  * The command's words as the shell rules read them (tokenize), each split into text and
@@ -18,6 +15,11 @@ const FILTER_SYNTAX = /['"\\,;[\]]/;
  * choose an option.
  */
 export function templateWords(command: string): TemplateWord[] {
+  const spaced = /\{\{(\s+[^{}\s]*\s*|[^{}\s]*\s+)\}\}/.exec(command);
+  if (spaced) {
+    const name = spaced[1]!.trim();
+    throw invalid(`'${spaced[0]}' has spaces inside the braces: write {{${name}}}, with no spaces.`, { placeholder: name });
+  }
   let words: string[];
   try {
     words = tokenize(command);
@@ -63,30 +65,70 @@ export function placeholderNames(words: readonly TemplateWord[]): string[] {
 
 /**
  * The argv with every placeholder replaced by its value, in one pass: a value is never read
- * for placeholders, quotes or spaces, and fills exactly the word its placeholder stood in.
- * A value that fills a whole word may not start with '-' (ffmpeg would read an option); one
- * inside a larger word may not carry filter syntax (quotes, '\', ',', ';', brackets); none
- * may carry control characters. `code` is the refusal's code: PRESET_PARAMS_INVALID for a
- * caller's values, PRESET_INVALID for the preset's own samples.
+ * for placeholders, quotes or spaces, and fills exactly the word its placeholder stood in. It
+ * may not carry the syntax of where it stands (contexts.ts): a whole word may not start with
+ * '-'; in a filtergraph no quoting, separators, ':', '=', '|', '%' or braces; in an option's
+ * key=value list no separators or flag signs; in an output file name only letters, digits,
+ * '_', '.', '+', '-'. None may carry control characters. `code` is the refusal's code:
+ * PRESET_PARAMS_INVALID for a caller's values, PRESET_INVALID for the preset's own samples.
  */
 export function substitute(words: readonly TemplateWord[], values: Readonly<Record<string, ParameterValue>>, code: ErrorCode): string[] {
-  return words.map((word) => {
-    const whole = word.length === 1 && typeof word[0] !== "string";
-    return word.map((piece) => (typeof piece === "string" ? piece : rendered(piece.param, values[piece.param], whole, code))).join("");
+  const contexts = wordContexts(words);
+  const text = (name: string) => asText(name, values[name], code);
+  const inputUrls = words.flatMap((word, i) => (contexts[i] === "input" && word.length === 1 && typeof word[0] !== "string" ? [text(word[0]!.param)] : []));
+  return words.map((word, i) => {
+    const whole = word.length === 1;
+    return word.map((piece, index) => {
+      if (typeof piece === "string") return piece;
+      const value = text(piece.param);
+      const refuse = (why: string) => refusal(code, piece.param, values[piece.param], why);
+      if (whole && value.startsWith("-")) throw refuse("fills a whole argument and must not start with '-', which ffmpeg would read as an option");
+      const rule = forbiddenIn(contexts[i]!, word, index, whole);
+      const inputFile = contexts[i] === "filter" && inputUrls.includes(value) && isInputFileArgument(word, index);
+      const pattern = inputFile ? GRAPH_SYNTAX : rule?.pattern;
+      const found = pattern ? [...new Set(value.match(pattern) ?? [])] : [];
+      if (found.length > 0) throw refuse(`${rule!.why}, and must not contain ${found.map((character) => JSON.stringify(character)).join(", ")}`);
+      return value;
+    }).join("");
   });
 }
 
-function rendered(name: string, value: ParameterValue | undefined, whole: boolean, code: ErrorCode): string {
-  const subject = code === "PRESET_INVALID" ? `parameters.properties.${name} (its sample value ${JSON.stringify(value)})` : `params.${name}`;
-  const refuse = (why: string) => new AppError(code, `${subject}: ${why}.`, { param: name });
-  if (value === undefined) throw refuse("has no value");
-  const text = typeof value === "boolean" ? (value ? "1" : "0") : String(value);
-  if (/[\u0000-\u001f\u007f]/.test(text)) throw refuse("must not contain control characters (newlines, tabs, NUL)");
-  if (whole && text.startsWith("-")) throw refuse("fills a whole argument and must not start with '-', which ffmpeg would read as an option");
-  if (!whole && typeof value === "string" && FILTER_SYNTAX.test(text)) {
-    throw refuse("is part of a larger argument and must not contain quotes, '\\', ',', ';', '[' or ']'");
-  }
+/** A value as the command's text: booleans as 1 or 0, numbers in plain decimal digits (never `1e-7`). */
+function asText(name: string, value: ParameterValue | undefined, code: ErrorCode): string {
+  if (value === undefined) throw refusal(code, name, value, "has no value");
+  const text = valueText(value);
+  if (/[\u0000-\u001f\u007f]/.test(text)) throw refusal(code, name, value, "must not contain control characters (newlines, tabs, NUL)");
   return text;
+}
+
+/** A value as the command's text: booleans as 1 or 0, numbers in plain decimal digits. */
+export function valueText(value: ParameterValue): string {
+  return typeof value === "boolean" ? (value ? "1" : "0") : typeof value === "number" ? plainNumber(value) : value;
+}
+
+function refusal(code: ErrorCode, name: string, value: ParameterValue | undefined, why: string): AppError {
+  const subject = code === "PRESET_INVALID" ? `parameters.properties.${name} (its sample value ${JSON.stringify(value)})` : `params.${name}`;
+  return new AppError(code, `${subject}: ${why}.`, { param: name });
+}
+
+/**
+ * A finite number in decimal digits without exponent: what String() gives, except where
+ * String() switches to exponents (below 1e-6, from 1e21).
+ *
+ * @example
+ * plainNumber(0.0000001); // "0.0000001"
+ * plainNumber(1e21); // "1000000000000000000000"
+ */
+export function plainNumber(value: number): string {
+  const text = String(value);
+  const exponent = /^(-?)(\d)(?:\.(\d+))?e([+-]\d+)$/.exec(text);
+  if (!exponent) return text;
+  const [, sign, first, rest = "", power] = exponent;
+  const digits = first! + rest;
+  const point = 1 + Number(power);
+  if (point <= 0) return `${sign}0.${"0".repeat(-point)}${digits}`;
+  if (point >= digits.length) return `${sign}${digits}${"0".repeat(point - digits.length)}`;
+  return `${sign}${digits.slice(0, point)}.${digits.slice(point)}`;
 }
 
 export function invalid(detail: string, extra: Record<string, unknown> = {}): AppError {

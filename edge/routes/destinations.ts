@@ -1,9 +1,9 @@
 import { createRoute } from "@hono/zod-openapi";
 import {
-  CreateDestinationSchema, DestinationIdParamSchema, DestinationListSchema, DestinationSchema, DestinationTestResultSchema, UpdateDestinationSchema,
+  CreateDestinationSchema, DestinationIdParamSchema, DestinationListSchema, DestinationSchema, DestinationTestResultSchema, ListDestinationsQuerySchema, UpdateDestinationSchema,
 } from "../../shared/schemas/destinations";
 import { requireApiKey } from "../accounts/credentials";
-import { createDestination, removeDestination, requireDestination, testDestination, updateDestination } from "../destinations/manage";
+import { MAX_DESTINATIONS_PER_USER, createDestination, removeDestination, requireDestination, testDestination, updateDestination } from "../destinations/manage";
 import { listDestinations, presentDestination } from "../destinations/repository";
 import { bearerSecurity, createApp, problemResponses } from "../lib/openapi";
 import { presetsNamingDestination } from "../presets/repository";
@@ -20,11 +20,12 @@ destinations.use("/v1/destinations/*", requireApiKey);
 destinations.openapi(
   createRoute({
     method: "post", path: "/v1/destinations", tags: ["Destinations"], summary: "Save a destination (its secret is stored encrypted and never returned)", security: bearerSecurity,
+    description: `The endpoint must be https on a public host (URL_NOT_ALLOWED, URL_HOST_BLOCKED). At most ${MAX_DESTINATIONS_PER_USER} destinations per user (DESTINATION_LIMIT_REACHED).`,
     request: { body: { required: true, content: json(CreateDestinationSchema) } },
     responses: {
       201: { description: "The destination, with only a fingerprint of its credentials", content: json(DestinationSchema) },
       ...problemResponses,
-      409: problem("You already have a destination by that name (DESTINATION_NAME_TAKEN)"),
+      409: problem(`You already have a destination by that name (DESTINATION_NAME_TAKEN, \`name\` names it) or ${MAX_DESTINATIONS_PER_USER} destinations (DESTINATION_LIMIT_REACHED)`),
     },
   }),
   async (c) => c.json(presentDestination(await createDestination(c.env, c.get("userId"), c.req.valid("json"))), 201),
@@ -33,9 +34,13 @@ destinations.openapi(
 destinations.openapi(
   createRoute({
     method: "get", path: "/v1/destinations", tags: ["Destinations"], summary: "The caller's destinations, by name", security: bearerSecurity,
-    responses: { 200: { description: "Every destination of the caller", content: json(DestinationListSchema) }, ...problemResponses },
+    request: { query: ListDestinationsQuerySchema },
+    responses: { 200: { description: "A page of the caller's destinations (`limit`, default 50, `offset`) and their `total`", content: json(DestinationListSchema) }, ...problemResponses },
   }),
-  async (c) => c.json({ destinations: (await listDestinations(c.env.DB, c.get("userId"))).map(presentDestination) }, 200),
+  async (c) => {
+    const { total, rows } = await listDestinations(c.env.DB, c.get("userId"), c.req.valid("query"));
+    return c.json({ total, destinations: rows.map(presentDestination) }, 200);
+  },
 );
 
 destinations.openapi(
@@ -51,7 +56,8 @@ destinations.openapi(
   createRoute({
     method: "patch", path: "/v1/destinations/{destination_id}", tags: ["Destinations"], summary: "Change a destination; new credentials replace the stored ones", security: bearerSecurity,
     request: { params: DestinationIdParamSchema, body: { required: true, content: json(UpdateDestinationSchema) } },
-    responses: { 200: { description: "The destination as changed", content: json(DestinationSchema) }, ...problemResponses, ...notFound, 409: problem("The new name is another destination's (DESTINATION_NAME_TAKEN)") },
+    description: "Any field but `type`; a field this resource does not have is refused (VALIDATION_FAILED naming it) rather than ignored.",
+    responses: { 200: { description: "The destination as changed", content: json(DestinationSchema) }, ...problemResponses, ...notFound, 409: problem("The new name is another destination's (DESTINATION_NAME_TAKEN, `name` names it)") },
   }),
   async (c) => c.json(presentDestination(await updateDestination(c.env, c.get("userId"), c.req.valid("param").destination_id, c.req.valid("json"))), 200),
 );
@@ -77,8 +83,8 @@ destinations.openapi(
       200: { description: "The probe was written and deleted", content: json(DestinationTestResultSchema) },
       ...problemResponses,
       ...notFound,
-      422: problem("The destination refused the probe (DESTINATION_REFUSED, with S3's code in `s3_code`) or the key pair (DESTINATION_CREDENTIALS)"),
-      502: problem("The destination could not be reached (DESTINATION_UNREACHABLE)"),
+      422: problem("The destination refused the probe (DESTINATION_REFUSED, with S3's code in `s3_code`) or the key pair (DESTINATION_CREDENTIALS); `destination` is its id"),
+      502: problem("The destination could not be reached (DESTINATION_UNREACHABLE); `destination` is its id"),
     },
   }),
   async (c) => c.json(await testDestination(c.env, c.get("userId"), c.req.valid("param").destination_id), 200),

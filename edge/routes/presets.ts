@@ -1,5 +1,5 @@
 import { createRoute } from "@hono/zod-openapi";
-import { AppError } from "../../shared/errors";
+import { AppError, ProblemSchema } from "../../shared/errors";
 import { CreatePresetSchema, ExpandPresetSchema, ExpandedPresetSchema, ListPresetsQuerySchema, PresetListSchema, PresetParamSchema, PresetSchema, UpdatePresetSchema } from "../../shared/schemas/presets";
 import { requireApiKey } from "../accounts/credentials";
 import { bearerSecurity, createApp, pageRoute, problemResponses } from "../lib/openapi";
@@ -25,7 +25,7 @@ presets.openapi(
     method: "post", path: "/v1/presets", tags: ["Presets"], summary: "Save a command template with typed parameters", security: bearerSecurity,
     description: "`{{name}}` in the command stands for the parameter `name`. Checked when saved: the parameters are the supported JSON Schema subset, every placeholder names a parameter and every parameter is used, and the command passes the ffmpeg policy with sample values (PRESET_INVALID names the problem). A `destination` must be one of yours (DESTINATION_NOT_FOUND); tasks from the preset deliver there unless they name their own.",
     request: { body: { required: true, content: { "application/json": { schema: CreatePresetSchema } } } },
-    responses: { 201: presetResponse("The preset, saved"), ...problemResponses, 409: { description: "PRESET_NAME_TAKEN: you have a preset of that name, or it is a built-in one's" } },
+    responses: { 201: presetResponse("The preset, saved"), ...problemResponses, 409: { description: "PRESET_NAME_TAKEN: you have a preset of that name, or it is a built-in one's; PRESET_LIMIT_REACHED: you have 200 presets" } },
   }),
   async (c) => {
     const preset = await createPreset(c.env, c.get("userId"), c.req.valid("json"));
@@ -53,7 +53,7 @@ presets.openapi(
     method: "patch", path: "/v1/presets/{preset}", tags: ["Presets"], summary: "Change one of your presets", security: bearerSecurity,
     description: "Only the fields given change; the preset is then checked as a whole, as when it was saved (`destination`: one of yours, DESTINATION_NOT_FOUND otherwise; null removes it). Tasks already submitted keep the command and destination they were given.",
     request: { params: PresetParamSchema, body: { required: true, content: { "application/json": { schema: UpdatePresetSchema } } } },
-    responses: { 200: presetResponse("The preset, changed"), ...problemResponses, 403: { description: "PRESET_READ_ONLY: a built-in preset" }, 404: { description: "PRESET_NOT_FOUND" }, 409: { description: "PRESET_NAME_TAKEN" } },
+    responses: { 200: presetResponse("The preset, changed"), ...problemResponses, 403: { description: "PRESET_READ_ONLY: a built-in preset", content: { "application/problem+json": { schema: ProblemSchema } } }, 404: { description: "PRESET_NOT_FOUND" }, 409: { description: "PRESET_NAME_TAKEN" } },
   }),
   async (c) => c.json(await updatePreset(c.env, c.get("userId"), c.req.valid("param").preset, c.req.valid("json")), 200),
   asInvalidPreset,
@@ -63,7 +63,7 @@ presets.openapi(
   createRoute({
     method: "delete", path: "/v1/presets/{preset}", tags: ["Presets"], summary: "Delete one of your presets", security: bearerSecurity,
     request: { params: PresetParamSchema },
-    responses: { 204: { description: "Deleted" }, ...problemResponses, 403: { description: "PRESET_READ_ONLY: a built-in preset" }, 404: { description: "PRESET_NOT_FOUND" } },
+    responses: { 204: { description: "Deleted" }, ...problemResponses, 403: { description: "PRESET_READ_ONLY: a built-in preset", content: { "application/problem+json": { schema: ProblemSchema } } }, 404: { description: "PRESET_NOT_FOUND" } },
   }),
   async (c) => {
     await removePreset(c.env, c.get("userId"), c.req.valid("param").preset);

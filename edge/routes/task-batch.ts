@@ -1,4 +1,5 @@
 import { createRoute } from "@hono/zod-openapi";
+import { ProblemSchema } from "../../shared/errors";
 import { RetriedTaskSchema, TaskBatchEnvelopeSchema, TaskBatchResultSchema, TaskBatchSchema } from "../../shared/schemas/batch";
 import { TaskIdParamSchema } from "../../shared/schemas/tasks";
 import { requireApiKey } from "../accounts/credentials";
@@ -12,6 +13,8 @@ export const taskBatch = createApp();
 taskBatch.use("/v1/tasks/batch", requireApiKey, idempotency());
 taskBatch.use("/v1/tasks/:task_id/retry", requireApiKey, idempotency());
 
+const problem = (description: string) => ({ description, content: { "application/problem+json": { schema: ProblemSchema } } });
+
 const batchRoute = createRoute({
   method: "post", path: "/v1/tasks/batch", tags: ["Tasks"], summary: "Submit up to 100 tasks in one request", security: bearerSecurity,
   description:
@@ -20,8 +23,8 @@ const batchRoute = createRoute({
   responses: {
     200: { description: "Every item's result, in order", content: { "application/json": { schema: TaskBatchResultSchema } } },
     ...problemResponses,
-    409: { description: "IDEMPOTENCY_KEY_REUSED or IDEMPOTENCY_KEY_IN_PROGRESS" },
-    413: { description: "PAYLOAD_TOO_LARGE: the body is over the JSON body limit" },
+    409: problem("IDEMPOTENCY_KEY_REUSED or IDEMPOTENCY_KEY_IN_PROGRESS"),
+    413: problem("PAYLOAD_TOO_LARGE: the body is over the JSON body limit"),
   },
 });
 
@@ -42,9 +45,9 @@ taskBatch.openapi(
     responses: {
       201: { description: "The new task, queued; Location is its URL", content: { "application/json": { schema: RetriedTaskSchema } } },
       ...problemResponses,
-      404: { description: "No such task for this key" },
-      409: { description: "TASK_NOT_FINISHED: the task is pending or running; INPUT_EXPIRED: one of its inputs, a file of this service, is gone; DESTINATION_GONE: the destination it delivered to was deleted since; IDEMPOTENCY_KEY_REUSED" },
-      429: { description: "RATE_LIMITED or QUOTA_EXCEEDED, as for POST /v1/tasks" },
+      404: problem("No such task for this key"),
+      409: problem("TASK_NOT_FINISHED: the task is pending or running; INPUT_EXPIRED: one of its inputs, a file of this service, is gone; DESTINATION_GONE: the destination it delivered to was deleted since; IDEMPOTENCY_KEY_REUSED"),
+      429: problem("RATE_LIMITED or QUOTA_EXCEEDED, as for POST /v1/tasks"),
     },
   }),
   async (c) => {

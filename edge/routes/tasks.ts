@@ -1,5 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { AppError } from "../../shared/errors";
+import { AppError, ProblemSchema } from "../../shared/errors";
 import { checkCommand } from "../../shared/ffmpeg";
 import { CreateTaskSchema, CreatedTaskSchema, ListTasksQuerySchema, PublicTaskSchema, TaskListSchema, TaskSchema, TaskIdParamSchema } from "../../shared/schemas/tasks";
 import { allowAnonymousTaskRead, requireApiKey } from "../accounts/credentials";
@@ -19,6 +19,8 @@ tasks.use("/v1/tasks", requireApiKey);
 tasks.use("/v1/tasks/*", requireApiKey);
 tasks.use("/v1/tasks", idempotency());
 
+const problem = (description: string) => ({ description, content: { "application/problem+json": { schema: ProblemSchema } } });
+
 tasks.openapi(
   createRoute({
     method: "post", path: "/v1/tasks", tags: ["Tasks"], summary: "Submit an ffmpeg command as a task", security: bearerSecurity,
@@ -26,8 +28,13 @@ tasks.openapi(
     responses: {
       201: { description: "The task was accepted and queued", content: { "application/json": { schema: CreatedTaskSchema } } },
       ...problemResponses,
-      413: { description: "The command is too long" },
-      429: { description: "RATE_LIMITED, or QUOTA_EXCEEDED: less than a second of today's DAILY_TASK_SECONDS is left once the unfinished tasks' time limits are reserved (Retry-After: until 00:00 UTC; sooner if a task ends under its limit)" },
+      400: problem(
+        "Nothing was recorded. VALIDATION_FAILED (the body; `issues` name the members) or INVALID_JSON; a policy code naming the word at fault in `token` (a chain of steps: the step in `step`, STEP_REFERENCE_INVALID for a bad reference); PRESET_PARAMS_INVALID (`param`, `preset`); DESTINATION_NOT_FOUND (`destination`); URL_NOT_ALLOWED or URL_HOST_BLOCKED for the webhook",
+      ),
+      404: problem("PRESET_NOT_FOUND: no built-in preset and none of yours has that name or id (`preset` names it)"),
+      409: problem("IDEMPOTENCY_KEY_REUSED: the Idempotency-Key was used with another body; IDEMPOTENCY_KEY_IN_PROGRESS: the first request with it has not finished"),
+      413: problem("COMMAND_TOO_LONG: the command (or a step's) is too long; PAYLOAD_TOO_LARGE: the body is over the JSON body limit"),
+      429: problem("RATE_LIMITED, or QUOTA_EXCEEDED: less than a second of today's DAILY_TASK_SECONDS is left once the unfinished tasks' time limits are reserved (Retry-After: until 00:00 UTC; sooner if a task ends under its limit)"),
     },
   }),
   async (c) => c.json(await submitTask(c.env, c.get("userId"), c.req.valid("json")), 201),

@@ -97,12 +97,15 @@ webhookEndpoints.openapi(
   createRoute({
     method: "post", path: `${BASE}/{endpoint_id}/deliveries/{event_id}/redeliver`, tags: TAGS, security: bearerSecurity, summary: "Send one of the endpoint's events again (one attempt)",
     request: { params: EndpointEventParamSchema },
-    responses: { 202: json("Handed to the endpoint's delivery line; the attempt appears in its log", RedeliveryQueuedSchema), ...problemResponses, 404: problem("No such endpoint, or no such event in its log") },
+    responses: {
+      202: json("Handed to the endpoint's delivery line; the attempt appears in its log", RedeliveryQueuedSchema), ...problemResponses, 404: problem("No such endpoint, or no such event in its log"),
+      409: problem("ENDPOINT_DISABLED: the endpoint is disabled; nothing was queued"),
+    },
   }),
   async (c) => {
     const { endpoint_id, event_id } = c.req.valid("param");
-    await requireOwnEndpoint(c.env.DB, c.get("userId"), endpoint_id);
-    if (!(await redeliverEndpointEvent(c.env, endpoint_id, event_id))) throw new AppError("NOT_FOUND", `Endpoint '${endpoint_id}' has no event '${event_id}' in its log.`);
+    const endpoint = await requireOwnEndpoint(c.env.DB, c.get("userId"), endpoint_id);
+    if (!(await redeliverEndpointEvent(c.env, endpoint, event_id))) throw new AppError("NOT_FOUND", `Endpoint '${endpoint_id}' has no event '${event_id}' in its log.`);
     return c.json({ webhook_id: event_id, queued: true as const }, 202);
   },
 );

@@ -4,6 +4,7 @@ import { DELIVERY_TIMEOUT_MS, deliverObject, deliveryKey, destinationOfUser } fr
 import { findDestination } from "../destinations/repository";
 import { purgeCached } from "../files/cdn-cache";
 import { deleteFile } from "../files/records";
+import { isServed } from "../files/served-files";
 import { config } from "../lib/config";
 import { log } from "../lib/log";
 import { taskStub } from "../lib/stubs";
@@ -26,7 +27,7 @@ interface DeliveryEntry {
 const PLAN_KEY = "delivery-plan";
 const ENTRIES_KEY = "deliveries";
 /** Refusals that another attempt cannot change. */
-const FINAL_CODES = new Set(["DESTINATION_NOT_FOUND", "URL_HOST_BLOCKED", "URL_NOT_ALLOWED", "OUTPUT_MISSING"]);
+const FINAL_CODES = new Set(["DESTINATION_NOT_FOUND", "URL_HOST_BLOCKED", "URL_NOT_ALLOWED", "OUTPUT_MISSING", "OUTPUT_EXPIRED"]);
 
 /**
  * A task's deliveries to its destination, kept in its object's storage and driven by its alarm,
@@ -108,7 +109,8 @@ export class TaskDeliveries {
   }
 
   /**
-   * Fresh attempts for the outputs whose delivery `failed` and whose copy here is still stored:
+   * Fresh attempts for the outputs whose delivery `failed` and whose copy here has not expired
+   * (the others are named in `expired`):
    * each goes back to `pending`, its attempts counted from 0, to the destination as it is stored
    * now (its credentials and prefix), and the alarm rings for them at once. A refusal is
    * returned, not thrown: it crosses the object's RPC boundary as data.
@@ -120,8 +122,9 @@ export class TaskDeliveries {
       const pending = entries.some((entry) => entry.delivery.status === "pending");
       return refused("NOTHING_TO_REDELIVER", entries.length === 0 ? "it completed without a destination, or did not complete" : pending ? "its deliveries are still being attempted" : "every output was delivered");
     }
-    const stored = await storedOutputs(env, state, failed);
-    if (!stored.length) return refused("NOTHING_TO_REDELIVER", "the outputs whose delivery failed are no longer stored here (expired or deleted)", { expired: failed.map((entry) => entry.filename) });
+    const stored = await servedOutputs(env, state, failed);
+    const expired = failed.filter((entry) => !stored.includes(entry)).map((entry) => entry.filename);
+    if (!stored.length) return refused("NOTHING_TO_REDELIVER", "the outputs whose delivery failed are no longer stored here (expired or deleted)", { expired });
     const plan = (await this.storage.get<TaskDestination>(PLAN_KEY))!;
     const row = await findDestination(env.DB, state.user_id, plan.id);
     if (!row) return { ok: false, code: "DESTINATION_GONE", detail: `Its destination '${plan.id}' has been deleted since; there is nowhere to deliver to.`, extra: { destination: plan.id } };
@@ -131,7 +134,7 @@ export class TaskDeliveries {
     await this.storage.put(ENTRIES_KEY, next);
     await updateFinishedOutputs(env.DB, state.task_id, withDeliveries(state.outputs, next));
     await this.arm();
-    return { ok: true, queued: [...fresh.values()].map(({ filename, delivery: { mode: _mode, ...destination } }) => ({ filename, destination })) };
+    return { ok: true, queued: [...fresh.values()].map(({ filename, delivery: { mode: _mode, ...destination } }) => ({ filename, destination })), ...(expired.length ? { expired } : {}) };
   }
 
   /** Replaces one output's entry; returns them all. */
@@ -148,6 +151,11 @@ async function attempt(env: Env, state: LiveState, entry: DeliveryEntry): Promis
   try {
     const object = await env.FILES.get(sourceKey);
     if (!object) throw new AppError("NOT_FOUND", `The output '${entry.filename}' is no longer stored here (expired or deleted), so it cannot be delivered.`);
+    // R2's lifecycle deletes an expired object up to a day late: its expiry, not its presence, decides.
+    if (!(await isServed(env, sourceKey))) {
+      await object.body.cancel();
+      throw new AppError("OUTPUT_EXPIRED", `The output '${entry.filename}' expired here before it could be delivered; run the task again to deliver a fresh copy.`);
+    }
     const url = await deliverObject(env, state.user_id, delivery.id, delivery.key, { stream: object.body, length: object.size, contentType: object.httpMetadata?.contentType ?? "application/octet-stream" });
     if (delivery.mode === "only") {
       await deleteFile(env, { key: sourceKey, user_id: state.user_id });
@@ -166,16 +174,16 @@ async function attempt(env: Env, state: LiveState, entry: DeliveryEntry): Promis
 
 /** What a redelivery did: the outputs it queued, or why it queued none (an AppError's parts). */
 export type Redelivery =
-  | { ok: true; queued: RedeliveryResult["queued"] }
+  | { ok: true; queued: RedeliveryResult["queued"]; expired?: string[] }
   | { ok: false; code: "NOTHING_TO_REDELIVER" | "DESTINATION_GONE"; detail: string; extra?: Record<string, string | string[]> };
 
 function refused(code: "NOTHING_TO_REDELIVER", why: string, extra?: Record<string, string[]>): Redelivery {
   return { ok: false, code, detail: `There is nothing to redeliver: ${why}.`, ...(extra ? { extra } : {}) };
 }
 
-/** The entries whose output is still in R2. */
-async function storedOutputs(env: Env, state: LiveState, entries: readonly DeliveryEntry[]): Promise<DeliveryEntry[]> {
-  const kept = await Promise.all(entries.map(async (entry) => ((await env.FILES.head(outputKey(state.user_id, state.task_id, entry.filename))) ? entry : undefined)));
+/** The entries whose output the CDN still serves: in R2 and not past its expiry (edge/files/served-files.ts). */
+async function servedOutputs(env: Env, state: LiveState, entries: readonly DeliveryEntry[]): Promise<DeliveryEntry[]> {
+  const kept = await Promise.all(entries.map(async (entry) => ((await isServed(env, outputKey(state.user_id, state.task_id, entry.filename))) ? entry : undefined)));
   return kept.filter((entry) => entry !== undefined);
 }
 
@@ -189,7 +197,7 @@ export async function redeliverOutputs(env: Env, userId: string, taskId: string)
   if (!isFinal(row.status)) throw new AppError("TASK_NOT_FINISHED", `Task '${taskId}' is ${row.status}; its outputs are delivered once it completes.`);
   const result: Redelivery = await taskStub(env, taskId).redeliver();
   if (!result.ok) throw new AppError(result.code, `Task '${taskId}': ${result.detail}`, result.extra);
-  return { task_id: taskId, queued: result.queued };
+  return { task_id: taskId, queued: result.queued, ...(result.expired ? { expired: result.expired } : {}) };
 }
 
 /** The task's outputs, each with its delivery. */

@@ -5,10 +5,10 @@ import type { DeliveredOutput, StoredDelivery } from "./deliveries";
 import { outputKey } from "./outputs";
 import type { TaskRow } from "./repository";
 import { type LiveState, type StoredOutput, etaSeconds, isFinal } from "./state";
-import { presentSteps, stepsOfRecord } from "./steps";
+import { chainProgress, presentSteps, stepsOfRecord } from "./steps";
 
 /** The columns of a task's record that the API presents. */
-export type TaskRecord = Pick<TaskRow, "id" | "user_id" | "command" | "steps" | "with_metadata" | "status" | "progress" | "outputs" | "error" | "error_code" | "created_at" | "started_at" | "finished_at" | "retries" | "destination">;
+export type TaskRecord = Pick<TaskRow, "id" | "user_id" | "command" | "steps" | "with_metadata" | "status" | "progress" | "outputs" | "error" | "error_code" | "created_at" | "started_at" | "finished_at" | "retries" | "destination" | "retry_of">;
 
 /** The API's view of a task: the D1 record, overlaid with the live state while it runs. */
 export function presentTask(env: Env, row: TaskRecord, live?: LiveState, now = Date.now()): Task {
@@ -25,6 +25,7 @@ export function presentTask(env: Env, row: TaskRecord, live?: LiveState, now = D
     command: row.command,
     with_metadata: row.with_metadata === 1,
     ...(row.destination ? { destination: JSON.parse(row.destination) as TaskDestination } : {}),
+    ...(row.retry_of ? { retry_of: row.retry_of } : {}),
     retries: Math.max(row.retries ?? 0, live?.retries ?? 0),
     created_at: row.created_at,
     started_at: startedAt,
@@ -41,6 +42,7 @@ export function presentTask(env: Env, row: TaskRecord, live?: LiveState, now = D
   }
   const steps = stepsOfRecord(row);
   if (steps) task.steps = presentSteps(steps, task, outputs, live);
+  if (steps) task.progress = chainProgress(task);
   return task;
 }
 

@@ -15,7 +15,7 @@ export async function reconcileUnfinishedTasks(env: Env, now = new Date()): Prom
   const taskIds = await listUnfinishedTaskIds(env.DB, new Date(now.getTime() - RECONCILE_AFTER_MS).toISOString(), RECONCILE_BATCH);
   const results = await Promise.allSettled(taskIds.map(async (taskId) => {
     const row = await findTaskById(env.DB, taskId);
-    if (row) await taskStub(env, taskId).reconcile({ task_id: row.id, user_id: row.user_id, created_at: row.created_at, ...(row.time_limit_seconds ? { time_limit_seconds: row.time_limit_seconds } : {}) });
+    if (row) await taskStub(env, taskId).reconcile({ task_id: row.id, user_id: row.user_id, created_at: row.created_at, ...(row.time_limit_seconds ? { time_limit_seconds: row.time_limit_seconds } : {}), ...(row.retry_of ? { retry_of: row.retry_of } : {}) });
   }));
   for (const [index, result] of results.entries()) {
     if (result.status === "rejected") log.error("could not reconcile a task", { task_id: taskIds[index], error: result.reason });

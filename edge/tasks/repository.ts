@@ -30,6 +30,8 @@ export interface TaskRow {
   time_limit_seconds?: number | null;
   /** The destination it delivers to as JSON {id, mode} (edge/tasks/deliveries.ts); null: none. */
   destination?: string | null;
+  /** The finished task this one runs again (POST /v1/tasks/{id}/retry); null: submitted otherwise. */
+  retry_of?: string | null;
 }
 
 /** Seconds ffmpeg ran (started → finished) for the tasks of user `?1` that finished since `?2`. */
@@ -72,17 +74,17 @@ export async function insertTask(db: D1Database, row: Pick<TaskRow, "id" | "user
  */
 export async function insertTaskWithinQuota(
   db: D1Database,
-  row: Pick<TaskRow, "id" | "user_id" | "command" | "steps" | "with_metadata" | "webhook_url" | "created_at" | "destination">,
+  row: Pick<TaskRow, "id" | "user_id" | "command" | "steps" | "with_metadata" | "webhook_url" | "created_at" | "destination" | "retry_of">,
   quota: QuotaReservation,
 ): Promise<number | undefined> {
   const left = `CAST(?4 - (${QUOTA_USED}) AS INTEGER)`;
   const inserted = await db
     .prepare(
-      `INSERT INTO tasks (id, user_id, command, with_metadata, webhook_url, status, created_at, time_limit_seconds, steps, destination)
-       SELECT ?5, ?1, ?6, ?7, ?8, 'pending', ?9, MIN(?10, ${left}), ?11, ?12 WHERE ${left} >= 1
+      `INSERT INTO tasks (id, user_id, command, with_metadata, webhook_url, status, created_at, time_limit_seconds, steps, destination, retry_of)
+       SELECT ?5, ?1, ?6, ?7, ?8, 'pending', ?9, MIN(?10, ${left}), ?11, ?12, ?13 WHERE ${left} >= 1
        RETURNING time_limit_seconds`,
     )
-    .bind(row.user_id, quota.since, quota.taskTimeoutSeconds, quota.seconds, row.id, row.command, row.with_metadata, row.webhook_url, row.created_at, Math.min(quota.requestedSeconds ?? quota.taskTimeoutSeconds, quota.taskTimeoutSeconds), row.steps ?? null, row.destination ?? null)
+    .bind(row.user_id, quota.since, quota.taskTimeoutSeconds, quota.seconds, row.id, row.command, row.with_metadata, row.webhook_url, row.created_at, Math.min(quota.requestedSeconds ?? quota.taskTimeoutSeconds, quota.taskTimeoutSeconds), row.steps ?? null, row.destination ?? null, row.retry_of ?? null)
     .first<{ time_limit_seconds: number }>();
   return inserted?.time_limit_seconds;
 }

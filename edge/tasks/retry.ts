@@ -31,7 +31,7 @@ export async function retryTask(env: Env, userId: string, taskId: string, now = 
   const submission = resubmissionOf(row);
   await requireInputsServed(env, taskId, inputsOf(env, submission), now);
   if (submission.destination) await requireDestinationKept(env.DB, userId, taskId, submission.destination.id);
-  return { ...(await submitTask(env, userId, submission, now)), retry_of: taskId };
+  return { ...(await submitTask(env, userId, submission, now, taskId)), retry_of: taskId };
 }
 
 /**

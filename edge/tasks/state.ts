@@ -18,6 +18,8 @@ export type DispatchStage = "queued" | "claimed" | "waiting" | "dispatched";
 export interface LiveState {
   task_id: string;
   user_id: string;
+  /** A retry's: the finished task it runs again (shown as GET shows it, in its events too). */
+  retry_of?: string;
   status: TaskStatus;
   /** 0–100, fractional while running. */
   progress: number;
@@ -90,7 +92,7 @@ export const isFinal = (status: TaskStatus) => status === "completed" || status 
 
 const at = (time: number) => new Date(time).toISOString();
 
-export function initialState(meta: { task_id: string; user_id: string; created_at: string; time_limit_seconds?: number }): LiveState {
+export function initialState(meta: { task_id: string; user_id: string; created_at: string; time_limit_seconds?: number; retry_of?: string }): LiveState {
   return {
     ...meta, status: "pending", progress: 0, started_at: null, finished_at: null, last_seq: -1, heartbeat_at: null,
     dispatch: "queued", dispatch_at: meta.created_at, resend_at: at(Date.parse(meta.created_at) + QUEUED_RESEND_MS),

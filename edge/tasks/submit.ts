@@ -8,7 +8,7 @@ import { startOfUtcDay } from "../accounts/usage";
 import { queueJobs } from "../dispatch/dispatcher";
 import { destinationOfUser } from "../destinations/deliver";
 import { config } from "../lib/config";
-import { expandPreset } from "../presets/expand";
+import { checkedPresetCommand } from "../presets/expand";
 import { resolvePreset } from "../presets/manage";
 import { taskStub } from "../lib/stubs";
 import { checkWebhookUrl } from "../webhooks/delivery";
@@ -28,7 +28,7 @@ export interface SubmittedTask {
  * submissions cannot overdraw it), its object starts with the job, and the job is queued. A job
  * that cannot be queued fails the task at once (DISPATCH_FAILED) rather than leave it pending.
  */
-export async function submitTask(env: Env, userId: string, submission: TaskSubmission, now = new Date()): Promise<SubmittedTask> {
+export async function submitTask(env: Env, userId: string, submission: TaskSubmission, now = new Date(), retryOf?: string): Promise<SubmittedTask> {
   const settings = config(env);
   const work = await checkedWork(env, userId, submission, settings.devFetchAllowHosts);
   const webhook = submission.webhook ? checkWebhookUrl(submission.webhook, settings.devFetchAllowHosts).toString() : null;
@@ -38,12 +38,12 @@ export async function submitTask(env: Env, userId: string, submission: TaskSubmi
   const taskId = `tsk_${randomHex(12)}`;
   const createdAt = now.toISOString();
   const quota = { since: startOfUtcDay(now), seconds: settings.dailyTaskSeconds, taskTimeoutSeconds: settings.taskTimeoutSeconds, requestedSeconds: submission.timeout_seconds };
-  const row = { id: taskId, user_id: userId, command: work.shown, steps: storedSteps(work.steps), with_metadata: submission.with_metadata ? 1 : 0, webhook_url: webhook, created_at: createdAt, destination: destination ? JSON.stringify(destination) : null };
+  const row = { id: taskId, user_id: userId, command: work.shown, steps: storedSteps(work.steps), with_metadata: submission.with_metadata ? 1 : 0, webhook_url: webhook, created_at: createdAt, destination: destination ? JSON.stringify(destination) : null, retry_of: retryOf ?? null };
   const timeLimit = await insertTaskWithinQuota(env.DB, row, quota);
   if (timeLimit === undefined) throw quotaExceeded(quota.seconds, now);
   const task = taskStub(env, taskId);
   const job = { task_id: taskId, user_id: userId, created_at: createdAt };
-  await task.init({ ...job, time_limit_seconds: timeLimit }, { command: work.command, ...(work.steps ? { steps: work.steps } : {}), with_metadata: submission.with_metadata === true, webhook_url: webhook }, destination);
+  await task.init({ ...job, time_limit_seconds: timeLimit, ...(retryOf ? { retry_of: retryOf } : {}) }, { command: work.command, ...(work.steps ? { steps: work.steps } : {}), with_metadata: submission.with_metadata === true, webhook_url: webhook }, destination);
   try {
     await queueJobs(env, [job]);
   } catch (error) {
@@ -71,8 +71,8 @@ async function checkedWork(env: Env, userId: string, submission: TaskSubmission,
     return { shown: shownCommand(kept), command: kept[0]!.command, steps: kept };
   }
   const saved = preset !== undefined ? await resolvePreset(env, userId, preset) : undefined;
-  const one = saved ? expandPreset(saved, params) : command!;
-  checkCommand(one, { allowHosts });
+  const one = saved ? checkedPresetCommand(saved, params ?? {}, { allowHosts }).command : command!;
+  if (!saved) checkCommand(one, { allowHosts });
   return { shown: one, command: one, ...(saved?.destination ? { destination: saved.destination } : {}) };
 }
 

@@ -22,7 +22,7 @@ import { stepsOfRecord } from "./steps";
 import { TaskStore } from "./task-store";
 
 /** `time_limit_seconds`: the task's own limit, reserved against its owner's daily quota at submission. */
-type TaskMeta = { task_id: string; user_id: string; created_at: string; time_limit_seconds?: number };
+type TaskMeta = { task_id: string; user_id: string; created_at: string; time_limit_seconds?: number; retry_of?: string };
 
 /** What one delivery of the task's job message did: nothing (another has it, or it ended), or the transcoder's answer. */
 export type DispatchResult = { kind: "skipped"; reason: Extract<ClaimResult, { ok: false }>["reason"] } | { kind: DispatchOutcome["kind"] };

@@ -69,6 +69,7 @@ export function endedTaskRecord(state: LiveState, job: JobSpec, destination?: Ta
     finished_at: state.finished_at,
     retries: state.retries,
     destination: destination ? JSON.stringify(destination) : null,
+    retry_of: state.retry_of ?? null,
   };
 }
 

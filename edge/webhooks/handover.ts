@@ -1,4 +1,5 @@
-import type { EndpointHandover, ProgressHandover, WebhookEventType, WebhookHandover } from "../../shared/schemas/webhooks";
+import { AppError } from "../../shared/errors";
+import type { EndpointHandover, ProgressHandover, WebhookEndpoint, WebhookEventType, WebhookHandover } from "../../shared/schemas/webhooks";
 import { log } from "../lib/log";
 import { type EndpointEvent, endpointsWithoutAttempts, findEndpointEvent, recordEvents } from "./endpoint-log";
 import { subscribedEndpoints } from "./endpoints";
@@ -70,10 +71,18 @@ export async function handOverProgress(env: Env, endpointIds: readonly string[],
   await Promise.all(endpointIds.map((endpointId) => endpointReceiverStub(env, endpointId).offerProgress({ ...progress, endpoint_id: endpointId } satisfies ProgressHandover)));
 }
 
-/** Sends a recorded event to the endpoint again: one attempt, no retries, logged with the others. */
-export async function redeliverEndpointEvent(env: Env, endpointId: string, eventId: string): Promise<boolean> {
+/**
+ * Sends a recorded event to the endpoint again: one attempt, no retries, logged with the others.
+ * A disabled endpoint is sent nothing, so it is refused now (ENDPOINT_DISABLED) rather than
+ * queued and dropped.
+ */
+export async function redeliverEndpointEvent(env: Env, endpoint: Pick<WebhookEndpoint, "id" | "enabled">, eventId: string): Promise<boolean> {
+  const endpointId = endpoint.id;
   const event = await findEndpointEvent(env.DB, endpointId, eventId);
   if (!event) return false;
+  if (!endpoint.enabled) {
+    throw new AppError("ENDPOINT_DISABLED", `Endpoint '${endpointId}' is disabled, so nothing was sent; enable it (PATCH with {"enabled": true}) and redeliver again.`, { endpoint_id: endpointId });
+  }
   await endpointReceiverStub(env, endpointId).accept({ endpoint_id: endpointId, event, first_attempt_at: new Date().toISOString(), redelivery: true } satisfies EndpointHandover);
   return true;
 }

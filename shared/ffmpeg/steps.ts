@@ -91,9 +91,12 @@ function resolveReferences(argv: readonly string[], index: number, earlier: read
     const filename = match[2]!;
     if (step >= index) throw refuse("STEP_REFERENCE_INVALID", token, `${quote(token)} refers to step ${step}, which does not run before step ${index}; a step can only read the outputs of earlier steps.`);
     const source = earlier[step]!;
-    if (!source.outputs.includes(filename) || /%/.test(filename)) {
-      throw refuse("STEP_REFERENCE_INVALID", token, `${quote(token)}: step ${step} has no output file ${quote(filename)}; its outputs are ${source.outputs.map(quote).join(", ")}.`);
+    const single = source.outputs.filter((output) => !output.includes("%"));
+    const readable = single.length ? `its single-file outputs are ${single.map(quote).join(", ")}` : "it writes no single file";
+    if (source.outputs.includes(filename) && filename.includes("%")) {
+      throw refuse("STEP_REFERENCE_INVALID", token, `${quote(token)}: ${quote(filename)} is a numbered pattern, so step ${step} writes several files under it; a step reads only a single file of an earlier step (${readable}).`);
     }
+    if (!source.outputs.includes(filename)) throw refuse("STEP_REFERENCE_INVALID", token, `${quote(token)}: step ${step} has no output file ${quote(filename)}; ${readable}.`);
     const name = `${STEP_INPUT_SCHEME}${step}/${filename}`;
     stepInputs.add(name);
     return name;

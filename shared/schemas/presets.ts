@@ -57,7 +57,7 @@ const BooleanParameterSchema = z.strictObject({
 
 export const PresetParameterSchema = z
   .discriminatedUnion("type", [IntegerParameterSchema, NumberParameterSchema, StringParameterSchema, BooleanParameterSchema])
-  .meta({ id: "PresetParameter", description: "One typed parameter: the JSON Schema keywords listed here and no others" });
+  .meta({ id: "PresetParameter", description: "One typed parameter: the JSON Schema keywords listed here and no others", example: { type: "integer", minimum: 16, maximum: 8192, default: 1280, description: "Output width in pixels" } });
 export type PresetParameter = z.infer<typeof PresetParameterSchema>;
 
 export const PresetParametersSchema = z
@@ -101,10 +101,20 @@ export type PresetDefinition = z.output<typeof CreatePresetSchema>;
 
 // Built from the fields without the default: a change that leaves `parameters` out keeps them.
 export const UpdatePresetSchema = z
-  .object({ ...presetFields, destination: TaskDestinationSchema.nullable().meta({ description: `${PRESET_DESTINATION}. null: none` }) })
+  .strictObject(
+    { ...presetFields, destination: TaskDestinationSchema.nullable().meta({ description: `${PRESET_DESTINATION}. null: none` }) },
+    { error: (issue) => (issue.code === "unrecognized_keys" ? `${issue.keys.map((key) => `'${key}'`).join(", ")} is not a field of a preset; the fields are name, description, command, parameters and destination` : undefined) },
+  )
   .partial()
   .meta({ id: "UpdatePreset", description: "The fields to change; the preset as a whole is checked again" });
 export type PresetChanges = z.output<typeof UpdatePresetSchema>;
+
+const PRESET_EXAMPLE = {
+  id: "pre_3f2a9c1b7d4e5f60718293a4", name: "web-720p", description: "H.264 for the web",
+  command: "ffmpeg -i {{input}} -vf scale=-2:720 -c:v libx264 -crf {{crf}} out.mp4",
+  parameters: { type: "object", properties: { input: { type: "string", examples: ["https://example.com/in.mp4"] }, crf: { type: "integer", minimum: 0, maximum: 51, default: 23 } }, required: ["input"] },
+  destination: null, builtin: false, created_at: "2026-11-26T10:00:00.000Z", updated_at: "2026-11-26T10:00:00.000Z",
+};
 
 export const PresetSchema = z
   .object({
@@ -118,7 +128,7 @@ export const PresetSchema = z
     created_at: z.string().nullable(),
     updated_at: z.string().nullable(),
   })
-  .meta({ id: "Preset" });
+  .meta({ id: "Preset", example: PRESET_EXAMPLE });
 export type Preset = z.infer<typeof PresetSchema>;
 
 export const ListPresetsQuerySchema = z.object({
@@ -129,7 +139,7 @@ export const ListPresetsQuerySchema = z.object({
 
 export const PresetListSchema = z
   .object({ total: z.number().int(), presets: z.array(PresetSchema) })
-  .meta({ id: "PresetList", description: "The built-in presets, then yours, each by name" });
+  .meta({ id: "PresetList", description: "The built-in presets, then yours, each by name", example: { total: 8, presets: [PRESET_EXAMPLE] } });
 
 /** `{preset}` in paths: a preset's id or name. */
 export const PresetParamSchema = z.object({ preset: z.string().min(1).max(64).meta({ param: { name: "preset", in: "path" }, example: "web-720p" }) });
@@ -144,4 +154,7 @@ export const ExpandedPresetSchema = z
     inputs: z.array(z.string()),
     outputs: z.array(z.string()),
   })
-  .meta({ id: "ExpandedPreset" });
+  .meta({
+    id: "ExpandedPreset",
+    example: { command: "ffmpeg -ss 1 -i https://example.com/in.mp4 -frames:v 1 -vf scale=320:-2 thumbnail.jpg", inputs: ["https://example.com/in.mp4"], outputs: ["thumbnail.jpg"] },
+  });

@@ -45,7 +45,7 @@ export const WebhookDeliverySchema = z
     success: z.boolean().meta({ description: "True only for a 2xx answer" }),
     error: z.string().nullable().meta({ description: "Why the attempt failed: a non-2xx status, a timeout, a refused URL, ..." }),
   })
-  .meta({ id: "WebhookDelivery" });
+  .meta({ id: "WebhookDelivery", example: { attempt: 1, attempted_at: "2026-11-26T07:30:05.412Z", redelivery: false, status_code: 503, latency_ms: 212, success: false, error: "The receiver answered 503." } });
 export type WebhookDelivery = z.infer<typeof WebhookDeliverySchema>;
 
 export const WebhookDeliveryListSchema = z
@@ -54,11 +54,11 @@ export const WebhookDeliveryListSchema = z
     webhook_id: z.string().nullable().meta({ description: "The webhook-id header of the task's event, once it has ended" }),
     deliveries: z.array(WebhookDeliverySchema),
   })
-  .meta({ id: "WebhookDeliveryList" });
+  .meta({ id: "WebhookDeliveryList", example: { webhook_url: "https://hooks.example.com/ffedge", webhook_id: "msg_tsk_0123456789abcdef01234567_completed", deliveries: [{ attempt: 1, attempted_at: "2026-11-26T07:30:05.412Z", redelivery: false, status_code: 503, latency_ms: 212, success: false, error: "The receiver answered 503." }, { attempt: 2, attempted_at: "2026-11-26T07:30:35.020Z", redelivery: false, status_code: 200, latency_ms: 98, success: true, error: null }] } });
 
 export const RedeliveryQueuedSchema = z
   .object({ webhook_id: z.string(), queued: z.literal(true) })
-  .meta({ id: "RedeliveryQueued" });
+  .meta({ id: "RedeliveryQueued", example: { webhook_id: "msg_tsk_0123456789abcdef01234567_completed", queued: true } });
 
 export const WebhookSecretSchema = z
   .object({
@@ -108,7 +108,10 @@ export const WebhookEndpointCreatedSchema = WebhookEndpointSchema.extend({
   secret: z.string().meta({ example: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", description: "The endpoint's signing secret, shown only in this response" }),
 }).meta({ id: "WebhookEndpointCreated" });
 
-export const WebhookEndpointListSchema = z.object({ endpoints: z.array(WebhookEndpointSchema) }).meta({ id: "WebhookEndpointList" });
+export const WebhookEndpointListSchema = z.object({ endpoints: z.array(WebhookEndpointSchema) }).meta({
+  id: "WebhookEndpointList",
+  example: { endpoints: [{ id: "whe_0123456789abcdef01234567", url: "https://hooks.example.com/ffedge", events: ["task.completed", "task.failed"], description: "CI", enabled: true, created_at: "2026-11-26T07:00:00.000Z", updated_at: "2026-11-26T07:00:00.000Z" }] },
+});
 
 export const EndpointIdParamSchema = z.object({ endpoint_id: z.string().min(1).max(64).meta({ param: { name: "endpoint_id", in: "path" }, example: "whe_0123456789abcdef01234567" }) });
 export const EndpointEventParamSchema = EndpointIdParamSchema.extend({ event_id: z.string().min(1).max(128).meta({ param: { name: "event_id", in: "path" }, example: "msg_tsk_0123456789abcdef01234567_completed" }) });
@@ -122,10 +125,13 @@ export const EndpointEventLogSchema = z
     delivered: z.boolean().meta({ description: "True once an attempt got a 2xx; until then retries follow for 24 h" }),
     attempts: z.array(WebhookDeliverySchema),
   })
-  .meta({ id: "WebhookEndpointEvent" });
+  .meta({ id: "WebhookEndpointEvent", example: { event_id: "msg_tsk_0123456789abcdef01234567_completed", type: "task.completed", task_id: "tsk_0123456789abcdef01234567", created_at: "2026-11-26T07:30:05.300Z", delivered: true, attempts: [{ attempt: 1, attempted_at: "2026-11-26T07:30:05.412Z", redelivery: false, status_code: 503, latency_ms: 212, success: false, error: "The receiver answered 503." }, { attempt: 2, attempted_at: "2026-11-26T07:30:35.020Z", redelivery: false, status_code: 200, latency_ms: 98, success: true, error: null }] } });
 export type EndpointEventLog = z.infer<typeof EndpointEventLogSchema>;
 
-export const EndpointDeliveryLogSchema = z.object({ events: z.array(EndpointEventLogSchema).meta({ description: "Newest first, the last 100 events" }) }).meta({ id: "WebhookEndpointDeliveries" });
+export const EndpointDeliveryLogSchema = z.object({ events: z.array(EndpointEventLogSchema).meta({ description: "Newest first, the last 100 events" }) }).meta({
+  id: "WebhookEndpointDeliveries",
+  example: { events: [{ event_id: "msg_tsk_0123456789abcdef01234567_completed", type: "task.completed", task_id: "tsk_0123456789abcdef01234567", created_at: "2026-11-26T07:30:05.300Z", delivered: true, attempts: [{ attempt: 1, attempted_at: "2026-11-26T07:30:35.020Z", redelivery: false, status_code: 200, latency_ms: 98, success: true, error: null }] }] },
+});
 
 /**
  * An event handed to the receiver object of a registered endpoint. The URL and the secrets are

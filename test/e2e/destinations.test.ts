@@ -83,6 +83,14 @@ describe("outputs delivered to the user's own S3-compatible bucket", () => {
     expect(tested.status, await tested.clone().text()).toBe(200);
   });
 
+  it("lists destinations a page at a time with their total, and refuses plain http to a public host", async () => {
+    const listed = await ctx.stack.fetch("/v1/destinations?limit=1", authed(ctx.user.key));
+    expect(await listed.json()).toMatchObject({ total: 1, destinations: [{ id: destinationId, name: "local-bucket" }] });
+    const refused = await post("/v1/destinations", { name: "clear-text", type: "s3", endpoint: "http://s3.amazonaws.com", region: "us-east-1", bucket: BUCKET, access_key_id: S3RVER_KEY, secret_access_key: S3RVER_KEY });
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { code: string }).code).toBe("URL_NOT_ALLOWED");
+  });
+
   it("copies a task's outputs there: the task says where each went, and the bytes are the CDN's", async () => {
     const response = await submitTask(ctx.stack, ctx.user.key, { command: `ffmpeg -i ${ctx.clipUrl} -t 1 -c copy cut.mp4 -t 1 -vn -c:a libmp3lame sound.mp3`, destination: { id: "local-bucket", mode: "copy" } });
     expect(response.status, await response.clone().text()).toBe(201);
@@ -105,26 +113,33 @@ describe("outputs delivered to the user's own S3-compatible bucket", () => {
     await expectDelivered(task, 1);
   });
 
-  it("gives up a delivery to a bucket that does not exist yet, and redelivers it once the bucket is made", async () => {
+  it("gives up the deliveries to a bucket that does not exist yet, each output after its attempts, and redelivers them once the bucket is made", async () => {
     const created = await post("/v1/destinations", { name: "later-bucket", type: "s3", endpoint, region: "us-east-1", bucket: "made-later", prefix: "ffedge/", access_key_id: S3RVER_KEY, secret_access_key: S3RVER_KEY });
     expect(created.status, await created.clone().text()).toBe(201);
     const later = (await created.json()) as { id: string };
-    const response = await submitTask(ctx.stack, ctx.user.key, { command: `ffmpeg -i ${ctx.clipUrl} -t 1 -c copy later.mp4`, destination: { id: "later-bucket" } });
+    const response = await submitTask(ctx.stack, ctx.user.key, { command: `ffmpeg -i ${ctx.clipUrl} -t 1 -c copy later.mp4 -t 1 -c copy later2.mp4`, destination: { id: "later-bucket" } });
     const { task_id } = (await response.json()) as { task_id: string };
     expect((await waitForEnd(ctx.stack, ctx.user.key, task_id)).task.status).toBe("completed");
-    const refused = (await waitForDeliveries(task_id)).outputs![0]!;
-    expect(refused.destination).toMatchObject({ id: later.id, status: "failed", attempts: 3, error_code: "DESTINATION_REFUSED" });
-    expect((refused.destination as { error?: string }).error).toContain("NoSuchBucket");
+    const refused = (await waitForDeliveries(task_id)).outputs!;
+    expect(refused.map((output) => output.filename)).toEqual(["later.mp4", "later2.mp4"]);
+    for (const output of refused) {
+      expect(output.destination, output.filename).toMatchObject({ id: later.id, status: "failed", attempts: 3, error_code: "DESTINATION_REFUSED" });
+      expect((output.destination as { error?: string }).error).toContain("NoSuchBucket");
+    }
     const made = await bucketOwner.fetch(`${endpoint}/made-later`, { method: "PUT" });
     expect(made.status, await made.text()).toBe(200);
 
     const redelivery = await post(`/v1/tasks/${task_id}/deliveries/retry`, {});
     expect(redelivery.status, await redelivery.clone().text()).toBe(202);
-    expect(await redelivery.json()).toEqual({ task_id, queued: [{ filename: "later.mp4", destination: { id: later.id, status: "pending", key: `ffedge/${task_id}/later.mp4`, attempts: 0 } }] });
-    const output = (await waitForDeliveries(task_id)).outputs![0]!;
-    expect(output.destination).toMatchObject({ status: "delivered", attempts: 1 });
-    const delivered = await readObject(output.destination!.url!);
-    expect(Buffer.from(delivered).equals(Buffer.from(await (await fetch(output.url)).arrayBuffer()))).toBe(true);
+    expect(await redelivery.json()).toEqual({
+      task_id,
+      queued: ["later.mp4", "later2.mp4"].map((filename) => ({ filename, destination: { id: later.id, status: "pending", key: `ffedge/${task_id}/${filename}`, attempts: 0 } })),
+    });
+    for (const output of (await waitForDeliveries(task_id)).outputs!) {
+      expect(output.destination, output.filename).toMatchObject({ status: "delivered", attempts: 1 });
+      const delivered = await readObject(output.destination!.url!);
+      expect(Buffer.from(delivered).equals(Buffer.from(await (await fetch(output.url)).arrayBuffer()))).toBe(true);
+    }
     const again = await post(`/v1/tasks/${task_id}/deliveries/retry`, {});
     expect(again.status).toBe(409);
     expect(((await again.json()) as { code: string }).code).toBe("NOTHING_TO_REDELIVER");

@@ -60,3 +60,10 @@ export async function waitForEnd(stack: Stack, key: string, taskId: string, time
   }
   throw new Error(`task ${taskId} did not end within ${timeoutMs} ms`);
 }
+
+/** Registers a webhook endpoint for the file's user; its secret is in the answer only. */
+export async function registerEndpoint(ctx: StackWithClip, body: Record<string, unknown>): Promise<{ id: string; secret: string }> {
+  const response = await ctx.stack.fetch("/v1/webhooks/endpoints", authed(ctx.user.key, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }));
+  if (response.status !== 201) throw new Error(`registering an endpoint answered ${response.status}: ${await response.text()}`);
+  return (await response.json()) as { id: string; secret: string };
+}

@@ -6,7 +6,7 @@ import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { probe } from "../../scripts/lib/media";
 import { useStackWithClip } from "./helpers";
-import { type ReceivedRequest, WebhookReceiver } from "./webhook-receiver";
+import { WebhookReceiver } from "./webhook-receiver";
 
 type Step = { index: number; status: string; publish: boolean; outputs: { filename: string }[] };
 type Task = { task_id: string; status: string; error?: string; outputs?: { filename: string; url: string; size: number }[]; steps?: Step[] };
@@ -40,16 +40,6 @@ async function untilEnded(task: Task): Promise<Task> {
   return current;
 }
 
-async function receivedUntil(path: string, count: number, timeoutMs = 30_000): Promise<ReceivedRequest[]> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const requests = receiver.received(path);
-    if (requests.length >= count) return requests;
-    if (Date.now() > deadline) throw new Error(`${path} received ${requests.length} of ${count} requests`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 describe("issue 23's workflows through the MCP server, with the official MCP client", () => {
   it("registers an endpoint, runs a chain with run_steps that completes with outputs, and the endpoint receives it signed", async () => {
     const endpoint = await call<{ id: string; secret: string; url: string }>("create_webhook_endpoint", { url: receiver.url("/mcp-hook"), events: ["task.completed"] });
@@ -72,7 +62,7 @@ describe("issue 23's workflows through the MCP server, with the official MCP cli
     const video = (await probe(path)).streams.find((stream) => stream.codec_type === "video")!;
     expect({ width: video.width, height: video.height }).toEqual({ width: 160, height: 90 });
 
-    const [delivery] = await receivedUntil("/mcp-hook", 1);
+    const [delivery] = await receiver.receivedUntil("/mcp-hook", 1);
     const headers = Object.fromEntries(Object.entries(delivery!.headers).map(([name, value]) => [name, String(value)]));
     expect(new Webhook(endpoint.secret).verify(delivery!.body, headers)).toMatchObject({ task_id: task.task_id, status: "completed" });
 

@@ -24,7 +24,7 @@ async function runToOutputs(body: Record<string, unknown>): Promise<{ command: s
   return { command, outputs };
 }
 
-describe("presets on the real ctx.stack", () => {
+describe("presets on the real stack", () => {
   it("saves a preset with typed parameters and runs it: the output has the width asked for", async () => {
     const saved = await ctx.stack.fetch("/v1/presets", authed(ctx.user.key, {
       method: "POST", headers: { "content-type": "application/json" },

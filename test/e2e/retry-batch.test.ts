@@ -11,7 +11,7 @@ function post(path: string, body?: unknown): Promise<Response> {
   return ctx.stack.fetch(path, authed(ctx.user.key, { method: "POST", ...(body === undefined ? {} : { headers: { "content-type": "application/json" }, body: JSON.stringify(body) }) }));
 }
 
-describe("batch and retry on the real ctx.stack", () => {
+describe("batch and retry on the real stack", () => {
   it("runs a batch of three tasks to completion, then a retry of one as a new task that completes too", async () => {
     const names = ["first.mp4", "second.mp4", "third.mp4"];
     const response = await post("/v1/tasks/batch", { tasks: names.map((name, index) => ({ command: `ffmpeg -i ${ctx.clipUrl} -t ${index + 1} -c:v libx264 -preset ultrafast ${name}` })) });

@@ -2,7 +2,7 @@ import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebhookEventSchema } from "../../shared/schemas/webhooks";
 import { authed } from "../../scripts/lib/local-stack";
-import { getTask, submitTask, useStackWithClip, waitForEnd } from "./helpers";
+import { getTask, registerEndpoint, submitTask, useStackWithClip, waitForEnd } from "./helpers";
 import { type ReceivedRequest, WebhookReceiver } from "./webhook-receiver";
 
 const ctx = useStackWithClip({ seconds: 2 }, { edgeVars: { WEBHOOK_TIMEOUT_SECONDS: "2", WEBHOOK_RETRY_SCHEDULE_SECONDS: "1" } });
@@ -16,31 +16,15 @@ afterAll(async () => {
   await receiver?.close();
 });
 
-async function register(body: Record<string, unknown>): Promise<{ id: string; secret: string }> {
-  const response = await ctx.stack.fetch("/v1/webhooks/endpoints", authed(ctx.user.key, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }));
-  expect(response.status, await response.clone().text()).toBe(201);
-  return (await response.json()) as { id: string; secret: string };
-}
-
-async function receivedUntil(path: string, count: number, timeoutMs = 30_000): Promise<ReceivedRequest[]> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const requests = receiver.received(path);
-    if (requests.length >= count) return requests;
-    if (Date.now() > deadline) throw new Error(`${path} received ${requests.length} of ${count} requests`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 function headersOf(request: ReceivedRequest): Record<string, string> {
   return Object.fromEntries(Object.entries(request.headers).map(([name, value]) => [name, String(value)]));
 }
 
-describe("registered webhook endpoints on the local ctx.stack", () => {
+describe("registered webhook endpoints on the local stack", () => {
   it("deliver task.completed of a task submitted without a webhook, signed with the secret returned at registration", async () => {
-    const endpoint = await register({ url: receiver.script("/subscribed", [{ status: 500 }, { status: 200 }]), events: ["task.completed"] });
-    const failedOnly = await register({ url: receiver.url("/failed-only"), events: ["task.failed"] });
-    const disabled = await register({ url: receiver.url("/disabled"), events: ["task.completed"], enabled: false });
+    const endpoint = await registerEndpoint(ctx, { url: receiver.script("/subscribed", [{ status: 500 }, { status: 200 }]), events: ["task.completed"] });
+    const failedOnly = await registerEndpoint(ctx, { url: receiver.url("/failed-only"), events: ["task.failed"] });
+    const disabled = await registerEndpoint(ctx, { url: receiver.url("/disabled"), events: ["task.completed"], enabled: false });
 
     const response = await submitTask(ctx.stack, ctx.user.key, { command: `ffmpeg -i ${ctx.clipUrl} -t 1 -c copy out.mp4` });
     expect(response.status).toBe(201);
@@ -49,7 +33,7 @@ describe("registered webhook endpoints on the local ctx.stack", () => {
     expect(task.status, task.error).toBe("completed");
 
     // The first attempt is answered 500; the retry a second later is delivered.
-    const requests = await receivedUntil("/subscribed", 2);
+    const requests = await receiver.receivedUntil("/subscribed", 2);
     for (const request of requests) {
       expect(request.headers["webhook-id"]).toBe(`msg_${task_id}_completed`);
       expect(request.headers["webhook-event"]).toBe("task.completed");

@@ -1,8 +1,7 @@
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebhookEventSchema } from "../../shared/schemas/webhooks";
-import { authed } from "../../scripts/lib/local-stack";
-import { submitTask, useStackWithClip, waitForEnd } from "./helpers";
+import { registerEndpoint, submitTask, useStackWithClip, waitForEnd } from "./helpers";
 import { type ReceivedRequest, WebhookReceiver } from "./webhook-receiver";
 
 const ctx = useStackWithClip({ seconds: 20, size: "640x360" });
@@ -15,12 +14,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await receiver?.close();
 });
-
-async function register(body: Record<string, unknown>): Promise<{ id: string; secret: string }> {
-  const response = await ctx.stack.fetch("/v1/webhooks/endpoints", authed(ctx.user.key, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }));
-  expect(response.status, await response.clone().text()).toBe(201);
-  return (await response.json()) as { id: string; secret: string };
-}
 
 function headersOf(request: ReceivedRequest): Record<string, string> {
   return Object.fromEntries(Object.entries(request.headers).map(([name, value]) => [name, String(value)]));
@@ -36,8 +29,8 @@ async function until(done: () => boolean, timeoutMs = 30_000): Promise<void> {
 
 describe("task.progress on the local stack", () => {
   it("reaches a subscribed endpoint signed and with rising progress, then exactly one task.completed and nothing after; an endpoint subscribed to the end only gets no progress", async () => {
-    const both = await register({ url: receiver.url("/progress-and-end"), events: ["task.progress", "task.completed"] });
-    await register({ url: receiver.url("/end-only"), events: ["task.completed"] });
+    const both = await registerEndpoint(ctx, { url: receiver.url("/progress-and-end"), events: ["task.progress", "task.completed"] });
+    await registerEndpoint(ctx, { url: receiver.url("/end-only"), events: ["task.completed"] });
 
     const response = await submitTask(ctx.stack, ctx.user.key, { command: `ffmpeg -i ${ctx.clipUrl} -c:v libx264 -preset veryslow -crf 30 small.mp4` });
     expect(response.status).toBe(201);

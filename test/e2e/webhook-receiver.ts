@@ -60,6 +60,17 @@ export class WebhookReceiver {
     return this.requests.filter((request) => request.path === path);
   }
 
+  /** The requests to `path` once there are `count` of them; throws after `timeoutMs`. */
+  async receivedUntil(path: string, count: number, timeoutMs = 30_000): Promise<ReceivedRequest[]> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const requests = this.received(path);
+      if (requests.length >= count) return requests;
+      if (Date.now() > deadline) throw new Error(`${path} received ${requests.length} of ${count} requests`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
   async close(): Promise<void> {
     if (!this.server) return;
     // Hanging replies keep sockets open on purpose; close() alone would wait for them.

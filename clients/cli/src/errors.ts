@@ -25,6 +25,7 @@ export const missingKey = () => new UsageError("No API key", "run `ffedge login`
 export function describeFailure(error: unknown): { line: string; exitCode: number } {
   if (error instanceof Interrupted) return { line: error.line, exitCode: EXIT.interrupted };
   if (error instanceof UsageError) return { line: `ffedge: ${error.title}: ${error.detail}`, exitCode: EXIT.usage };
+  if (error instanceof FFedgeError && error.code === "DELIVERY_FAILED" && error.status === 0) return { line: `ffedge: ${error.title}: ${oneLine(error.detail)}`, exitCode: EXIT.failure };
   if (error instanceof FFedgeError) {
     const task = (error.problem as { task?: { task_id: string; error?: string } }).task;
     if (task) {

@@ -26,6 +26,7 @@ export class ProgressReporter {
     if (this.mode === "silent") return;
     if (event.phase === "upload") this.upload(event.file, event.loaded, event.total, event.method);
     else if (event.phase === "submitted") this.line(`Submitted ${event.task_id}`);
+    else if (event.phase === "delivery") this.line(event.pending > 0 ? `${event.task_id}: completed; waiting for its deliveries to the destination (${event.pending} of ${event.total} pending)` : `${event.task_id}: deliveries ended`);
     else this.task(event.task_id, event.status, event.progress, event.eta_seconds);
   };
 

@@ -1,3 +1,4 @@
+import { deliveredOnly, deliveryFailure, outputAtDestination, settleDeliveries } from "./deliveries.js";
 import { destinationsResource } from "./destinations.js";
 import { endpointsResource } from "./endpoints.js";
 import { FFedgeError } from "./errors.js";
@@ -5,7 +6,7 @@ import { taskEvents, type TaskEventMessage, waitForTask, type WaitOptions } from
 import { type HttpOptions, canceled, request, requestJson } from "./http.js";
 import { node } from "./local.js";
 import { presetsResource, queryString } from "./presets.js";
-import { commandWithUploads, sourceWithUploads, type Upload, uploadOnce } from "./sources.js";
+import { commandWithUploads, sourceWithUploads, type Upload, type Uploader, uploadOnce } from "./sources.js";
 import type {
   CreatedTask, FileList, Me, NewTask, Redelivery, RetriedTask, RunProgress, Task, TaskBatchResult, TaskDestination, TaskList, TaskOutput, TaskSource, TaskStatus, UploadLimits,
   UploadRecord, ValidatedCommand, WebhookSecret,
@@ -46,6 +47,12 @@ export interface RunOptions {
   destination?: TaskDestination;
   /** false: resolve with the task as soon as it is submitted (uploads done), without following it. */
   wait?: boolean;
+  /**
+   * With a destination (the task's own or its preset's), run() waits after `completed` until no
+   * output's delivery is `pending`, then rejects with DELIVERY_FAILED if one failed. false: resolve
+   * at `completed`, deliveries possibly still pending.
+   */
+  waitForDeliveries?: boolean;
 }
 
 export interface PrepareOptions {
@@ -177,11 +184,18 @@ export class FFedge {
    */
   async run(what: string | NewTask, options: RunOptions = {}): Promise<Task> {
     const { signal, onProgress } = options;
-    const { task: submitted } = await this.prepareTask(typeof what === "string" ? { command: what } : what, options);
-    const created = await this.tasks.create(submitted, {
-      signal,
-      ...defined({ webhook: options.webhook, timeout_seconds: options.timeoutSeconds, with_metadata: options.withMetadata, destination: options.destination }),
-    });
+    const { task: submitted, uploads } = await this.prepareTask(typeof what === "string" ? { command: what } : what, options);
+    let created: CreatedTask;
+    try {
+      created = await this.tasks.create(submitted, {
+        signal,
+        ...defined({ webhook: options.webhook, timeout_seconds: options.timeoutSeconds, with_metadata: options.withMetadata, destination: options.destination }),
+      });
+    } catch (error) {
+      // A refused task leaves nothing behind: the files this run uploaded for it are deleted (best effort).
+      if (error instanceof FFedgeError && error.status >= 400 && error.status < 500) await this.removeUploads(uploads);
+      throw error;
+    }
     onProgress?.({ phase: "submitted", task_id: created.task_id });
     if (options.wait === false) return this.tasks.get(created.task_id);
     let task: Task;
@@ -200,7 +214,11 @@ export class FFedge {
     if (task.status === "failed") {
       throw new FFedgeError({ type: "about:blank", status: 0, code: task.error_code ?? "INTERNAL", title: "Task failed", detail: task.error ?? `Task ${task.task_id} failed.`, task });
     }
-    return task;
+    if (options.waitForDeliveries === false || !task.outputs?.some((output) => output.destination)) return task;
+    const settled = await settleDeliveries(task, () => this.tasks.get(created.task_id, { signal }), (pending, total) => onProgress?.({ phase: "delivery", task_id: created.task_id, pending, total }), signal);
+    const failed = deliveryFailure(settled);
+    if (failed) throw failed;
+    return settled;
   }
 
   /**
@@ -208,32 +226,52 @@ export class FFedge {
    * everything else as written. `run()` does this first; call it alone to submit later.
    */
   async prepare(command: string, options: PrepareOptions = {}): Promise<PreparedCommand> {
-    const { upload, uploads } = this.uploader(options);
-    return { command: await commandWithUploads(command, options.cwd, upload), uploads };
+    const { value, uploads } = await this.uploading(options, (upload) => commandWithUploads(command, options.cwd, upload));
+    return { command: value, uploads };
   }
 
   /** As `prepare()`, for a task: a command's or each step's local inputs, and a preset's parameters that name local files. */
   async prepareTask<T extends TaskSource>(task: T, options: PrepareOptions = {}): Promise<PreparedTask<T>> {
-    const { upload, uploads } = this.uploader(options);
-    return { task: await sourceWithUploads(task, options.cwd, upload), uploads };
+    const { value, uploads } = await this.uploading(options, (upload) => sourceWithUploads(task, options.cwd, upload));
+    return { task: value, uploads };
   }
 
-  private uploader({ signal, onProgress }: PrepareOptions) {
-    return uploadOnce((path, file) => this.files.upload(path, { signal, onProgress: (p) => onProgress?.({ phase: "upload", file, ...p }) }));
+  /** Runs `work` with an uploader; if it fails part-way, the files it had uploaded are deleted again (best effort) before the error goes on. */
+  private async uploading<T>({ signal, onProgress }: PrepareOptions, work: (upload: Uploader) => Promise<T>): Promise<{ value: T; uploads: Upload[] }> {
+    const { upload, uploads, settled } = uploadOnce((path, file) => this.files.upload(path, { signal, onProgress: (p) => onProgress?.({ phase: "upload", file, ...p }) }));
+    try {
+      return { value: await work(upload), uploads };
+    } catch (error) {
+      await settled();
+      await this.removeUploads(uploads);
+      throw error;
+    }
+  }
+
+  private async removeUploads(uploads: Upload[]): Promise<void> {
+    // Best effort: the refusal or failure the caller is about to see matters more than a leftover file, which expires anyway.
+    await Promise.all(uploads.map((upload) => this.files.delete(upload.record.key).catch(() => {})));
   }
 
   /**
    * Streams an output to `dir`/its file name (Node, Deno, Bun) and returns the path; refuses a
    * name that is not a plain file name. An existing file is replaced unless `overwrite: false`.
+   * An output delivered `only` to a destination is read from its bucket URL without the API key;
+   * when the bucket does not serve it (or its copy here is gone), OUTPUT_AT_DESTINATION.
    */
-  async download(output: Pick<TaskOutput, "url" | "filename">, dir: string, options: Signal & { overwrite?: boolean } = {}): Promise<string> {
+  async download(output: Pick<TaskOutput, "url" | "filename" | "destination">, dir: string, options: Signal & { overwrite?: boolean } = {}): Promise<string> {
     const name = output.filename;
     if (!name || /[\\/]/.test(name) || name === "." || name === ".." || name.includes("\0")) {
       throw FFedgeError.local("UNSAFE_FILENAME", "Unsafe file name", `The output name ${JSON.stringify(name)} is not a plain file name.`);
     }
     const fs = await node();
     const target = fs.join(dir, name);
-    const response = await request(this.http, output.url, { absolute: true, auth: new URL(output.url).origin === new URL(this.baseUrl).origin, signal: options.signal });
+    const auth = !deliveredOnly(output) && new URL(output.url).origin === new URL(this.baseUrl).origin;
+    const response = await request(this.http, output.url, { absolute: true, auth, signal: options.signal }).catch((error: unknown) => {
+      const moved = deliveredOnly(output) || output.destination?.status === "pending";
+      if (moved && error instanceof FFedgeError && error.status >= 400 && error.status < 500) throw outputAtDestination(output, error);
+      throw error;
+    });
     if (!response.body) throw FFedgeError.local("INVALID_RESPONSE", "Empty download", `${output.url} sent no body.`);
     try {
       await fs.writeStream(target, response.body, options.overwrite ?? true);

@@ -1,7 +1,7 @@
 import type { Problem } from "./types.js";
 
 /** Codes the SDK gives to failures that never reached the service as a problem. */
-export type ClientErrorCode = "NETWORK_ERROR" | "FILE_NOT_FOUND" | "FILE_UNREADABLE" | "CANCELED" | "TIMEOUT" | "INVALID_RESPONSE" | "UNSAFE_FILENAME" | "NOT_SUPPORTED";
+export type ClientErrorCode = "NETWORK_ERROR" | "FILE_NOT_FOUND" | "FILE_UNREADABLE" | "CANCELED" | "TIMEOUT" | "INVALID_RESPONSE" | "UNSAFE_FILENAME" | "NOT_SUPPORTED" | "DELIVERY_FAILED" | "OUTPUT_AT_DESTINATION";
 
 /**
  * Every failure the SDK reports: a problem answered by the service (`status`, `code`, `title`,

@@ -129,7 +129,7 @@ export interface paths {
                         "application/json": components["schemas"]["CreatedTask"];
                     };
                 };
-                /** @description Invalid request */
+                /** @description Nothing was recorded. VALIDATION_FAILED (the body; `issues` name the members) or INVALID_JSON; a policy code naming the word at fault in `token` (a chain of steps: the step in `step`, STEP_REFERENCE_INVALID for a bad reference); PRESET_PARAMS_INVALID (`param`, `preset`); DESTINATION_NOT_FOUND (`destination`); URL_NOT_ALLOWED or URL_HOST_BLOCKED for the webhook */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -147,19 +147,41 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description The command is too long */
+                /** @description PRESET_NOT_FOUND: no built-in preset and none of yours has that name or id (`preset` names it) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description IDEMPOTENCY_KEY_REUSED: the Idempotency-Key was used with another body; IDEMPOTENCY_KEY_IN_PROGRESS: the first request with it has not finished */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description COMMAND_TOO_LONG: the command (or a step's) is too long; PAYLOAD_TOO_LARGE: the body is over the JSON body limit */
                 413: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
                 };
                 /** @description RATE_LIMITED, or QUOTA_EXCEEDED: less than a second of today's DAILY_TASK_SECONDS is left once the unfinished tasks' time limits are reserved (Retry-After: until 00:00 UTC; sooner if a task ends under its limit) */
                 429: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
                 };
             };
         };
@@ -414,14 +436,18 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
                 };
                 /** @description PAYLOAD_TOO_LARGE: the body is over the JSON body limit */
                 413: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
                 };
             };
         };
@@ -487,21 +513,27 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
                 };
                 /** @description TASK_NOT_FINISHED: the task is pending or running; INPUT_EXPIRED: one of its inputs, a file of this service, is gone; DESTINATION_GONE: the destination it delivered to was deleted since; IDEMPOTENCY_KEY_REUSED */
                 409: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
                 };
                 /** @description RATE_LIMITED or QUOTA_EXCEEDED, as for POST /v1/tasks */
                 429: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
                 };
             };
         };
@@ -522,7 +554,7 @@ export interface paths {
         put?: never;
         /**
          * Deliver the outputs whose delivery failed again
-         * @description Every output of the task whose `destination.status` is `failed` and whose copy on ffedge is still stored goes back to `pending` with its attempts counted from 0, and is delivered again as after the task completed (the same retries), with the destination's credentials and prefix as they are stored now: fix the destination (PATCH /v1/destinations/{id}), then call this. Outputs already delivered or still pending are left alone. Repeating the call while they are pending queues nothing more (409).
+         * @description Every output of the task whose `destination.status` is `failed` and whose copy on ffedge has not expired goes back to `pending` with its attempts counted from 0, and is delivered again as after the task completed (the same retries), with the destination's credentials and prefix as they are stored now: fix the destination (PATCH /v1/destinations/{id}), then call this. Outputs already delivered or still pending are left alone. Repeating the call while they are pending queues nothing more (409).
          */
         post: {
             parameters: {
@@ -535,7 +567,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description The outputs queued for delivery; poll GET /v1/tasks/{task_id} until none is `pending` */
+                /** @description The outputs queued for delivery (and in `expired` those that failed but can no longer be delivered); poll GET /v1/tasks/{task_id} until none is `pending` */
                 202: {
                     headers: {
                         [name: string]: unknown;
@@ -567,14 +599,18 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
                 };
-                /** @description TASK_NOT_FINISHED: the task has not ended; NOTHING_TO_REDELIVER: no delivery failed (none was asked, all were delivered or are still pending) or the outputs whose delivery failed have expired (`expired` names them); DESTINATION_GONE: the task's destination was deleted since */
+                /** @description TASK_NOT_FINISHED: the task has not ended; NOTHING_TO_REDELIVER: no delivery failed (none was asked, all were delivered or are still pending) or the outputs whose delivery failed have expired (`expired` names them); DESTINATION_GONE: the task's destination was deleted since (`destination` names it) */
                 409: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
                 };
             };
         };
@@ -1452,6 +1488,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description ENDPOINT_DISABLED: the endpoint is disabled; nothing was queued */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -2164,7 +2209,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description PRESET_NAME_TAKEN: you have a preset of that name, or it is a built-in one's */
+                /** @description PRESET_NAME_TAKEN: you have a preset of that name, or it is a built-in one's; PRESET_LIMIT_REACHED: you have 200 presets */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -2278,7 +2323,9 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
                 };
                 /** @description PRESET_NOT_FOUND */
                 404: {
@@ -2342,7 +2389,9 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
                 };
                 /** @description PRESET_NOT_FOUND */
                 404: {
@@ -2563,14 +2612,17 @@ export interface paths {
         /** The caller's destinations, by name */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    limit?: string;
+                    offset?: string;
+                };
                 header?: never;
                 path?: never;
                 cookie?: never;
             };
             requestBody?: never;
             responses: {
-                /** @description Every destination of the caller */
+                /** @description A page of the caller's destinations (`limit`, default 50, `offset`) and their `total` */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -2600,7 +2652,10 @@ export interface paths {
             };
         };
         put?: never;
-        /** Save a destination (its secret is stored encrypted and never returned) */
+        /**
+         * Save a destination (its secret is stored encrypted and never returned)
+         * @description The endpoint must be https on a public host (URL_NOT_ALLOWED, URL_HOST_BLOCKED). At most 20 destinations per user (DESTINATION_LIMIT_REACHED).
+         */
         post: {
             parameters: {
                 query?: never;
@@ -2641,7 +2696,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description You already have a destination by that name (DESTINATION_NAME_TAKEN) */
+                /** @description You already have a destination by that name (DESTINATION_NAME_TAKEN, `name` names it) or 20 destinations (DESTINATION_LIMIT_REACHED) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -2776,7 +2831,10 @@ export interface paths {
         };
         options?: never;
         head?: never;
-        /** Change a destination; new credentials replace the stored ones */
+        /**
+         * Change a destination; new credentials replace the stored ones
+         * @description Any field but `type`; a field this resource does not have is refused (VALIDATION_FAILED naming it) rather than ignored.
+         */
         patch: {
             parameters: {
                 query?: never;
@@ -2828,7 +2886,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description The new name is another destination's (DESTINATION_NAME_TAKEN) */
+                /** @description The new name is another destination's (DESTINATION_NAME_TAKEN, `name` names it) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -2898,7 +2956,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description The destination refused the probe (DESTINATION_REFUSED, with S3's code in `s3_code`) or the key pair (DESTINATION_CREDENTIALS) */
+                /** @description The destination refused the probe (DESTINATION_REFUSED, with S3's code in `s3_code`) or the key pair (DESTINATION_CREDENTIALS); `destination` is its id */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -2907,7 +2965,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description The destination could not be reached (DESTINATION_UNREACHABLE) */
+                /** @description The destination could not be reached (DESTINATION_UNREACHABLE); `destination` is its id */
                 502: {
                     headers: {
                         [name: string]: unknown;
@@ -3112,7 +3170,13 @@ export interface components {
             eta_seconds?: number;
             command: string;
             with_metadata: boolean;
-            /** @description Tasks submitted with a destination (their own or their preset's): its id and mode. A retry delivers to it again; each output's `destination` says how its delivery went */
+            /**
+             * @description Tasks submitted with a destination (their own or their preset's): its id and mode. A retry delivers to it again; each output's `destination` says how its delivery went
+             * @example {
+             *       "id": "archive",
+             *       "mode": "copy"
+             *     }
+             */
             destination?: {
                 /** @description The destination's id or name */
                 id: string;
@@ -3135,6 +3199,11 @@ export interface components {
             error_code?: "FFMPEG_FAILED" | "INPUT_DOWNLOAD_FAILED" | "INPUT_FORMAT_NOT_ALLOWED" | "OUTPUT_MISSING" | "OUTPUT_LIMIT_EXCEEDED" | "OUTPUT_UPLOAD_FAILED" | "WORKSPACE_FULL" | "TIMEOUT" | "STALLED" | "LIMIT_EXCEEDED" | "DISPATCH_FAILED" | "TRANSCODER_LOST" | "COMMAND_REJECTED" | "CANCELED" | "INTERNAL";
             /** @description Only on a task its owner canceled: when (the same as finished_at). A canceled task keeps status `failed` (FFHub's clients stop polling on completed or failed) with error_code `CANCELED`; show it as canceled when this field is present */
             canceled_at?: string;
+            /**
+             * @description A task made by POST /v1/tasks/{task_id}/retry: the finished task it runs again
+             * @example tsk_3f9a1c0d2b7e4a5f6c8d9e0a
+             */
+            retry_of?: string;
             /** @description Times the task was started again because its transcoder was lost (at most 2; then it fails TRANSCODER_LOST) */
             retries: number;
             created_at: string;
@@ -3160,7 +3229,16 @@ export interface components {
             metadata?: {
                 [key: string]: unknown;
             };
-            /** @description Tasks submitted with a destination: where this output was delivered (`pending` until then) */
+            /**
+             * @description Tasks submitted with a destination: where this output was delivered (`pending` until then)
+             * @example {
+             *       "id": "dst_0123456789abcdef01234567",
+             *       "status": "delivered",
+             *       "key": "ffedge/tsk_0123456789abcdef01234567/out.mp4",
+             *       "url": "https://0123456789abcdef.r2.cloudflarestorage.com/my-media/ffedge/tsk_0123456789abcdef01234567/out.mp4",
+             *       "attempts": 1
+             *     }
+             */
             destination?: {
                 id: string;
                 /** @enum {string} */
@@ -3171,11 +3249,21 @@ export interface components {
                 url?: string;
                 /** @description Why the last attempt failed */
                 error?: string;
-                /** @description DESTINATION_UNREACHABLE, DESTINATION_REFUSED, DESTINATION_CREDENTIALS, DESTINATION_NOT_FOUND, URL_HOST_BLOCKED, URL_NOT_ALLOWED */
+                /** @description DESTINATION_UNREACHABLE, DESTINATION_REFUSED, DESTINATION_CREDENTIALS, DESTINATION_NOT_FOUND, URL_HOST_BLOCKED, URL_NOT_ALLOWED, OUTPUT_MISSING, OUTPUT_EXPIRED */
                 error_code?: string;
                 attempts: number;
             };
         };
+        /**
+         * @example {
+         *       "index": 1,
+         *       "command": "ffmpeg -i {{steps.0.outputs.clip.mp4}} -vf scale=160:-2 small.mp4",
+         *       "status": "running",
+         *       "progress": 40,
+         *       "publish": true,
+         *       "outputs": []
+         *     }
+         */
         TaskStep: {
             index: number;
             command: string;
@@ -3242,16 +3330,101 @@ export interface components {
              */
             max_base64_body_bytes: number;
         };
-        /** @description RFC 9457 problem details */
+        /**
+         * @description RFC 9457 problem details
+         * @example {
+         *       "type": "https://ffedge.dev/problems/step-reference-invalid",
+         *       "title": "Step reference invalid",
+         *       "status": 400,
+         *       "detail": "step 1: '{{steps.0.outputs.nope.mp4}}': step 0 has no output file 'nope.mp4'; its single-file outputs are 'clip.mp4'.",
+         *       "code": "STEP_REFERENCE_INVALID",
+         *       "token": "{{steps.0.outputs.nope.mp4}}",
+         *       "step": 1
+         *     }
+         */
         Problem: {
             type: string;
             title: string;
             status: number;
             detail: string;
             code: string;
+            /** @description VALIDATION_FAILED: each problem with the body, `path` naming the member (e.g. ["steps", 1]) */
+            issues?: {
+                path: (string | number)[];
+                message: string;
+            }[];
+            /**
+             * @description POST /v1/tasks/batch: the refused item, as a JSON pointer into the request
+             * @example /tasks/1
+             */
+            pointer?: string;
+            /**
+             * @description A refused command: the word (option, filter, file name) at fault
+             * @example -filter_complex
+             */
+            token?: string;
+            /**
+             * @description A refused chain of steps: the step at fault, counted from 0
+             * @example 1
+             */
+            step?: number;
+            /**
+             * @description PRESET_PARAMS_INVALID: the parameter at fault
+             * @example width
+             */
+            param?: string;
+            /**
+             * @description PRESET_NOT_FOUND, PRESET_READ_ONLY, PRESET_PARAMS_INVALID: the preset named
+             * @example web-720p
+             */
+            preset?: string;
+            /**
+             * @description DESTINATION_NOT_FOUND and DESTINATION_GONE: the destination named; a destination's test (DESTINATION_CREDENTIALS, _REFUSED, _UNREACHABLE): its id
+             * @example archive
+             */
+            destination?: string;
+            /**
+             * @description PRESET_NAME_TAKEN, DESTINATION_NAME_TAKEN: the name already in use
+             * @example archive
+             */
+            name?: string;
+            /**
+             * @description DESTINATION_REFUSED, DESTINATION_CREDENTIALS: the S3 server's error code
+             * @example NoSuchBucket
+             */
+            s3_code?: string;
+            /**
+             * @description NOTHING_TO_REDELIVER: the outputs whose delivery failed but whose copy here has expired
+             * @example [
+             *       "out.mp4"
+             *     ]
+             */
+            expired?: string[];
+            /**
+             * @description INPUT_EXPIRED: the input of the retried task that is gone
+             * @example https://api.example.com/uploads/usr_3k9x/f1c2b3a4d5e6f708.mp4
+             */
+            input?: string;
+            /**
+             * @description ENDPOINT_DISABLED: the webhook endpoint
+             * @example whe_5c1f0e9a2b3d4c5e6f708192
+             */
+            endpoint_id?: string;
+            /**
+             * @description RATE_LIMITED, QUOTA_EXCEEDED: seconds to wait (also the Retry-After header)
+             * @example 30
+             */
+            retry_after?: number;
         } & {
             [key: string]: unknown;
         };
+        /**
+         * @example {
+         *       "task_id": "tsk_3f9a1c0d2b7e4a5f6c8d9e0a",
+         *       "status": "pending",
+         *       "created_at": "2026-11-26T07:30:00.120Z"
+         *     }
+         */
         CreatedTask: {
             task_id: string;
             /** @enum {string} */
@@ -3286,7 +3459,13 @@ export interface components {
             webhook?: string;
             /** @description The task's own time limit, at most TASK_TIMEOUT_SECONDS (the default). Until the task ends it holds this much of the daily quota (GET /v1/me's remaining_credits): short tasks submitted in bulk should say so. */
             timeout_seconds?: number;
-            /** @description Deliver the outputs to one of your destinations (/v1/destinations) once the task completes; each output's `destination` says how that went. With a `preset` that names a destination, this one is used instead */
+            /**
+             * @description Deliver the outputs to one of your destinations (/v1/destinations) once the task completes; each output's `destination` says how that went. With a `preset` that names a destination, this one is used instead
+             * @example {
+             *       "id": "archive",
+             *       "mode": "copy"
+             *     }
+             */
             destination?: {
                 /** @description The destination's id or name */
                 id: string;
@@ -3298,12 +3477,37 @@ export interface components {
                 mode: "copy" | "only";
             };
         };
+        /** @description A step names its outputs in its command; any other member is refused */
         CreateStep: {
             /** @example ffmpeg -i {{steps.0.outputs.clip.mp4}} -vf scale=160:-2 small.mp4 */
             command: string;
-            /** @description false: this step's outputs stay private in the task's work folder, for later steps only. The last step's outputs are always published */
+            /**
+             * @description false: this step's outputs stay private in the task's work folder, for later steps only. The last step's outputs are always published: `false` there is refused
+             * @example false
+             */
             publish?: boolean;
         };
+        /**
+         * @example {
+         *       "total": 1,
+         *       "tasks": [
+         *         {
+         *           "task_id": "tsk_3f9a1c0d2b7e4a5f6c8d9e0a",
+         *           "status": "running",
+         *           "progress": 42,
+         *           "eta_seconds": 18,
+         *           "command": "ffmpeg -i https://example.com/in.mp4 -vf scale=640:-2 small.mp4",
+         *           "with_metadata": false,
+         *           "retries": 0,
+         *           "created_at": "2026-11-26T07:30:00.120Z",
+         *           "started_at": "2026-11-26T07:30:01.004Z",
+         *           "finished_at": null,
+         *           "elapsed": "13.10",
+         *           "total_elapsed": "14.00"
+         *         }
+         *       ]
+         *     }
+         */
         TaskList: {
             total: number;
             tasks: components["schemas"]["Task"][];
@@ -3318,7 +3522,13 @@ export interface components {
             eta_seconds?: number;
             command: string;
             with_metadata: boolean;
-            /** @description Tasks submitted with a destination (their own or their preset's): its id and mode. A retry delivers to it again; each output's `destination` says how its delivery went */
+            /**
+             * @description Tasks submitted with a destination (their own or their preset's): its id and mode. A retry delivers to it again; each output's `destination` says how its delivery went
+             * @example {
+             *       "id": "archive",
+             *       "mode": "copy"
+             *     }
+             */
             destination?: {
                 /** @description The destination's id or name */
                 id: string;
@@ -3341,6 +3551,11 @@ export interface components {
             error_code?: "FFMPEG_FAILED" | "INPUT_DOWNLOAD_FAILED" | "INPUT_FORMAT_NOT_ALLOWED" | "OUTPUT_MISSING" | "OUTPUT_LIMIT_EXCEEDED" | "OUTPUT_UPLOAD_FAILED" | "WORKSPACE_FULL" | "TIMEOUT" | "STALLED" | "LIMIT_EXCEEDED" | "DISPATCH_FAILED" | "TRANSCODER_LOST" | "COMMAND_REJECTED" | "CANCELED" | "INTERNAL";
             /** @description Only on a task its owner canceled: when (the same as finished_at). A canceled task keeps status `failed` (FFHub's clients stop polling on completed or failed) with error_code `CANCELED`; show it as canceled when this field is present */
             canceled_at?: string;
+            /**
+             * @description A task made by POST /v1/tasks/{task_id}/retry: the finished task it runs again
+             * @example tsk_3f9a1c0d2b7e4a5f6c8d9e0a
+             */
+            retry_of?: string;
             /** @description Times the task was started again because its transcoder was lost (at most 2; then it fails TRANSCODER_LOST) */
             retries: number;
             created_at: string;
@@ -3389,12 +3604,45 @@ export interface components {
              */
             total_elapsed: string;
         };
+        /**
+         * @example {
+         *       "results": [
+         *         {
+         *           "index": 0,
+         *           "task_id": "tsk_3f9a1c0d2b7e4a5f6c8d9e0a",
+         *           "status": "pending",
+         *           "created_at": "2026-11-26T07:30:00.120Z"
+         *         },
+         *         {
+         *           "index": 1,
+         *           "error": {
+         *             "type": "https://ffedge.dev/problems/no-output",
+         *             "title": "No output",
+         *             "status": 400,
+         *             "detail": "tasks[1]: The command has no output file name.",
+         *             "code": "NO_OUTPUT",
+         *             "pointer": "/tasks/1"
+         *           }
+         *         }
+         *       ],
+         *       "created": 1,
+         *       "refused": 1
+         *     }
+         */
         TaskBatchResult: {
             /** @description One per item, in the order of `tasks`: the created task, or the problem that refused the item */
             results: (components["schemas"]["BatchItemCreated"] | components["schemas"]["BatchItemRefused"])[];
             created: number;
             refused: number;
         };
+        /**
+         * @example {
+         *       "index": 0,
+         *       "task_id": "tsk_3f9a1c0d2b7e4a5f6c8d9e0a",
+         *       "status": "pending",
+         *       "created_at": "2026-11-26T07:30:00.120Z"
+         *     }
+         */
         BatchItemCreated: {
             /** @description The item's position in `tasks`, from 0 */
             index: number;
@@ -3403,16 +3651,64 @@ export interface components {
             status: "pending" | "running" | "completed" | "failed";
             created_at: string;
         };
-        /** @description An item refused as POST /v1/tasks would refuse it (its status and code in `error`); `error.pointer` (`/tasks/<index>`) names the item */
+        /**
+         * @description An item refused as POST /v1/tasks would refuse it (its status and code in `error`); `error.pointer` (`/tasks/<index>`) names the item
+         * @example {
+         *       "index": 1,
+         *       "error": {
+         *         "type": "https://ffedge.dev/problems/no-output",
+         *         "title": "No output",
+         *         "status": 400,
+         *         "detail": "tasks[1]: The command has no output file name.",
+         *         "code": "NO_OUTPUT",
+         *         "pointer": "/tasks/1"
+         *       }
+         *     }
+         */
         BatchItemRefused: {
             /** @description The item's position in `tasks`, from 0 */
             index: number;
             error: components["schemas"]["Problem"];
         };
+        /**
+         * @example {
+         *       "tasks": [
+         *         {
+         *           "command": "ffmpeg -i https://example.com/a.mp4 -vf scale=640:-2 a.mp4",
+         *           "timeout_seconds": 120
+         *         },
+         *         {
+         *           "preset": "thumbnail",
+         *           "params": {
+         *             "video": "https://example.com/b.mp4"
+         *           }
+         *         },
+         *         {
+         *           "steps": [
+         *             {
+         *               "command": "ffmpeg -i https://example.com/c.mp4 -t 2 clip.mp4",
+         *               "publish": false
+         *             },
+         *             {
+         *               "command": "ffmpeg -i {{steps.0.outputs.clip.mp4}} -frames:v 1 thumb.jpg"
+         *             }
+         *           ]
+         *         }
+         *       ]
+         *     }
+         */
         TaskBatch: {
             /** @description 1 to 100 tasks, each exactly what POST /v1/tasks takes; submitted in this order */
             tasks: components["schemas"]["CreateTask"][];
         };
+        /**
+         * @example {
+         *       "task_id": "tsk_9c0e1d2f3a4b5c6d7e8f9a0b",
+         *       "status": "pending",
+         *       "created_at": "2026-11-26T08:00:00.000Z",
+         *       "retry_of": "tsk_3f9a1c0d2b7e4a5f6c8d9e0a"
+         *     }
+         */
         RetriedTask: {
             task_id: string;
             /** @enum {string} */
@@ -3421,6 +3717,22 @@ export interface components {
             /** @description The finished task this one runs again */
             retry_of: string;
         };
+        /**
+         * @example {
+         *       "task_id": "tsk_0123456789abcdef01234567",
+         *       "queued": [
+         *         {
+         *           "filename": "out.mp4",
+         *           "destination": {
+         *             "id": "dst_0123456789abcdef01234567",
+         *             "status": "pending",
+         *             "key": "ffedge/tsk_0123456789abcdef01234567/out.mp4",
+         *             "attempts": 0
+         *           }
+         *         }
+         *       ]
+         *     }
+         */
         Redelivery: {
             task_id: string;
             /** @description Each output whose failed delivery starts again: `pending`, its attempts counted from 0, to the destination as it is stored now */
@@ -3428,7 +3740,18 @@ export interface components {
                 filename: string;
                 destination: components["schemas"]["OutputDestination"];
             }[];
+            /** @description Outputs whose delivery failed too but whose copy here has expired: they cannot be delivered any more (absent when there are none) */
+            expired?: string[];
         };
+        /**
+         * @example {
+         *       "id": "dst_0123456789abcdef01234567",
+         *       "status": "delivered",
+         *       "key": "ffedge/tsk_0123456789abcdef01234567/out.mp4",
+         *       "url": "https://0123456789abcdef.r2.cloudflarestorage.com/my-media/ffedge/tsk_0123456789abcdef01234567/out.mp4",
+         *       "attempts": 1
+         *     }
+         */
         OutputDestination: {
             id: string;
             /** @enum {string} */
@@ -3439,10 +3762,20 @@ export interface components {
             url?: string;
             /** @description Why the last attempt failed */
             error?: string;
-            /** @description DESTINATION_UNREACHABLE, DESTINATION_REFUSED, DESTINATION_CREDENTIALS, DESTINATION_NOT_FOUND, URL_HOST_BLOCKED, URL_NOT_ALLOWED */
+            /** @description DESTINATION_UNREACHABLE, DESTINATION_REFUSED, DESTINATION_CREDENTIALS, DESTINATION_NOT_FOUND, URL_HOST_BLOCKED, URL_NOT_ALLOWED, OUTPUT_MISSING, OUTPUT_EXPIRED */
             error_code?: string;
             attempts: number;
         };
+        /**
+         * @example {
+         *       "task_id": "tsk_3f9a1c0d2b7e4a5f6c8d9e0a",
+         *       "status": "running",
+         *       "progress": 42,
+         *       "eta_seconds": 18,
+         *       "started_at": "2026-11-26T07:30:01.004Z",
+         *       "finished_at": null
+         *     }
+         */
         TaskEvent: {
             task_id: string;
             /** @enum {string} */
@@ -3463,12 +3796,49 @@ export interface components {
             /** @description Only on a task its owner canceled: when (the same as finished_at). A canceled task keeps status `failed` (FFHub's clients stop polling on completed or failed) with error_code `CANCELED`; show it as canceled when this field is present */
             canceled_at?: string;
         };
+        /**
+         * @example {
+         *       "webhook_url": "https://hooks.example.com/ffedge",
+         *       "webhook_id": "msg_tsk_0123456789abcdef01234567_completed",
+         *       "deliveries": [
+         *         {
+         *           "attempt": 1,
+         *           "attempted_at": "2026-11-26T07:30:05.412Z",
+         *           "redelivery": false,
+         *           "status_code": 503,
+         *           "latency_ms": 212,
+         *           "success": false,
+         *           "error": "The receiver answered 503."
+         *         },
+         *         {
+         *           "attempt": 2,
+         *           "attempted_at": "2026-11-26T07:30:35.020Z",
+         *           "redelivery": false,
+         *           "status_code": 200,
+         *           "latency_ms": 98,
+         *           "success": true,
+         *           "error": null
+         *         }
+         *       ]
+         *     }
+         */
         WebhookDeliveryList: {
             webhook_url: string | null;
             /** @description The webhook-id header of the task's event, once it has ended */
             webhook_id: string | null;
             deliveries: components["schemas"]["WebhookDelivery"][];
         };
+        /**
+         * @example {
+         *       "attempt": 1,
+         *       "attempted_at": "2026-11-26T07:30:05.412Z",
+         *       "redelivery": false,
+         *       "status_code": 503,
+         *       "latency_ms": 212,
+         *       "success": false,
+         *       "error": "The receiver answered 503."
+         *     }
+         */
         WebhookDelivery: {
             /** @description 1 for the first attempt; numbering continues across retries and redeliveries */
             attempt: number;
@@ -3482,6 +3852,12 @@ export interface components {
             /** @description Why the attempt failed: a non-2xx status, a timeout, a refused URL, ... */
             error: string | null;
         };
+        /**
+         * @example {
+         *       "webhook_id": "msg_tsk_0123456789abcdef01234567_completed",
+         *       "queued": true
+         *     }
+         */
         RedeliveryQueued: {
             webhook_id: string;
             /** @enum {boolean} */
@@ -3530,6 +3906,24 @@ export interface components {
             /** @default true */
             enabled: boolean;
         };
+        /**
+         * @example {
+         *       "endpoints": [
+         *         {
+         *           "id": "whe_0123456789abcdef01234567",
+         *           "url": "https://hooks.example.com/ffedge",
+         *           "events": [
+         *             "task.completed",
+         *             "task.failed"
+         *           ],
+         *           "description": "CI",
+         *           "enabled": true,
+         *           "created_at": "2026-11-26T07:00:00.000Z",
+         *           "updated_at": "2026-11-26T07:00:00.000Z"
+         *         }
+         *       ]
+         *     }
+         */
         WebhookEndpointList: {
             endpoints: components["schemas"]["WebhookEndpoint"][];
         };
@@ -3560,10 +3954,63 @@ export interface components {
             description?: string | null;
             enabled?: boolean;
         };
+        /**
+         * @example {
+         *       "events": [
+         *         {
+         *           "event_id": "msg_tsk_0123456789abcdef01234567_completed",
+         *           "type": "task.completed",
+         *           "task_id": "tsk_0123456789abcdef01234567",
+         *           "created_at": "2026-11-26T07:30:05.300Z",
+         *           "delivered": true,
+         *           "attempts": [
+         *             {
+         *               "attempt": 1,
+         *               "attempted_at": "2026-11-26T07:30:35.020Z",
+         *               "redelivery": false,
+         *               "status_code": 200,
+         *               "latency_ms": 98,
+         *               "success": true,
+         *               "error": null
+         *             }
+         *           ]
+         *         }
+         *       ]
+         *     }
+         */
         WebhookEndpointDeliveries: {
             /** @description Newest first, the last 100 events */
             events: components["schemas"]["WebhookEndpointEvent"][];
         };
+        /**
+         * @example {
+         *       "event_id": "msg_tsk_0123456789abcdef01234567_completed",
+         *       "type": "task.completed",
+         *       "task_id": "tsk_0123456789abcdef01234567",
+         *       "created_at": "2026-11-26T07:30:05.300Z",
+         *       "delivered": true,
+         *       "attempts": [
+         *         {
+         *           "attempt": 1,
+         *           "attempted_at": "2026-11-26T07:30:05.412Z",
+         *           "redelivery": false,
+         *           "status_code": 503,
+         *           "latency_ms": 212,
+         *           "success": false,
+         *           "error": "The receiver answered 503."
+         *         },
+         *         {
+         *           "attempt": 2,
+         *           "attempted_at": "2026-11-26T07:30:35.020Z",
+         *           "redelivery": false,
+         *           "status_code": 200,
+         *           "latency_ms": 98,
+         *           "success": true,
+         *           "error": null
+         *         }
+         *       ]
+         *     }
+         */
         WebhookEndpointEvent: {
             /** @description The webhook-id header of the event, the same on every attempt */
             event_id: string;
@@ -3614,6 +4061,38 @@ export interface components {
             size: number;
             content_type: string;
         };
+        /**
+         * @example {
+         *       "id": "pre_3f2a9c1b7d4e5f60718293a4",
+         *       "name": "web-720p",
+         *       "description": "H.264 for the web",
+         *       "command": "ffmpeg -i {{input}} -vf scale=-2:720 -c:v libx264 -crf {{crf}} out.mp4",
+         *       "parameters": {
+         *         "type": "object",
+         *         "properties": {
+         *           "input": {
+         *             "type": "string",
+         *             "examples": [
+         *               "https://example.com/in.mp4"
+         *             ]
+         *           },
+         *           "crf": {
+         *             "type": "integer",
+         *             "minimum": 0,
+         *             "maximum": 51,
+         *             "default": 23
+         *           }
+         *         },
+         *         "required": [
+         *           "input"
+         *         ]
+         *       },
+         *       "destination": null,
+         *       "builtin": false,
+         *       "created_at": "2026-11-26T10:00:00.000Z",
+         *       "updated_at": "2026-11-26T10:00:00.000Z"
+         *     }
+         */
         Preset: {
             /** @description pre_ and 24 hex digits; a built-in preset's id is its name */
             id: string;
@@ -3621,7 +4100,13 @@ export interface components {
             description: string | null;
             command: string;
             parameters: components["schemas"]["PresetParameters"];
-            /** @description Where a task from this preset delivers its outputs unless the request names a destination; null: none (always, for a built-in preset) */
+            /**
+             * @description Where a task from this preset delivers its outputs unless the request names a destination; null: none (always, for a built-in preset)
+             * @example {
+             *       "id": "archive",
+             *       "mode": "copy"
+             *     }
+             */
             destination: {
                 /** @description The destination's id or name */
                 id: string;
@@ -3676,7 +4161,16 @@ export interface components {
             title?: string;
             description?: string;
         };
-        /** @description One typed parameter: the JSON Schema keywords listed here and no others */
+        /**
+         * @description One typed parameter: the JSON Schema keywords listed here and no others
+         * @example {
+         *       "type": "integer",
+         *       "minimum": 16,
+         *       "maximum": 8192,
+         *       "default": 1280,
+         *       "description": "Output width in pixels"
+         *     }
+         */
         PresetParameter: {
             /** @enum {string} */
             type: "integer";
@@ -3724,7 +4218,13 @@ export interface components {
             /** @example ffmpeg -i {{input}} -vf scale=-2:720 -c:v libx264 -crf {{crf}} out.mp4 */
             command: string;
             parameters?: components["schemas"]["PresetParameters"];
-            /** @description A task from this preset delivers its outputs there (docs/destinations.md) unless the request names its own `destination`. One of your destinations, by id or name; it is kept as its id */
+            /**
+             * @description A task from this preset delivers its outputs there (docs/destinations.md) unless the request names its own `destination`. One of your destinations, by id or name; it is kept as its id
+             * @example {
+             *       "id": "archive",
+             *       "mode": "copy"
+             *     }
+             */
             destination?: {
                 /** @description The destination's id or name */
                 id: string;
@@ -3736,7 +4236,44 @@ export interface components {
                 mode: "copy" | "only";
             };
         };
-        /** @description The built-in presets, then yours, each by name */
+        /**
+         * @description The built-in presets, then yours, each by name
+         * @example {
+         *       "total": 8,
+         *       "presets": [
+         *         {
+         *           "id": "pre_3f2a9c1b7d4e5f60718293a4",
+         *           "name": "web-720p",
+         *           "description": "H.264 for the web",
+         *           "command": "ffmpeg -i {{input}} -vf scale=-2:720 -c:v libx264 -crf {{crf}} out.mp4",
+         *           "parameters": {
+         *             "type": "object",
+         *             "properties": {
+         *               "input": {
+         *                 "type": "string",
+         *                 "examples": [
+         *                   "https://example.com/in.mp4"
+         *                 ]
+         *               },
+         *               "crf": {
+         *                 "type": "integer",
+         *                 "minimum": 0,
+         *                 "maximum": 51,
+         *                 "default": 23
+         *               }
+         *             },
+         *             "required": [
+         *               "input"
+         *             ]
+         *           },
+         *           "destination": null,
+         *           "builtin": false,
+         *           "created_at": "2026-11-26T10:00:00.000Z",
+         *           "updated_at": "2026-11-26T10:00:00.000Z"
+         *         }
+         *       ]
+         *     }
+         */
         PresetList: {
             total: number;
             presets: components["schemas"]["Preset"][];
@@ -3749,7 +4286,13 @@ export interface components {
             /** @example ffmpeg -i {{input}} -vf scale=-2:720 -c:v libx264 -crf {{crf}} out.mp4 */
             command?: string;
             parameters?: components["schemas"]["PresetParameters"];
-            /** @description A task from this preset delivers its outputs there (docs/destinations.md) unless the request names its own `destination`. One of your destinations, by id or name; it is kept as its id. null: none */
+            /**
+             * @description A task from this preset delivers its outputs there (docs/destinations.md) unless the request names its own `destination`. One of your destinations, by id or name; it is kept as its id. null: none
+             * @example {
+             *       "id": "archive",
+             *       "mode": "copy"
+             *     }
+             */
             destination?: {
                 /** @description The destination's id or name */
                 id: string;
@@ -3761,6 +4304,17 @@ export interface components {
                 mode: "copy" | "only";
             } | null;
         };
+        /**
+         * @example {
+         *       "command": "ffmpeg -ss 1 -i https://example.com/in.mp4 -frames:v 1 -vf scale=320:-2 thumbnail.jpg",
+         *       "inputs": [
+         *         "https://example.com/in.mp4"
+         *       ],
+         *       "outputs": [
+         *         "thumbnail.jpg"
+         *       ]
+         *     }
+         */
         ExpandedPreset: {
             /** @description The command a task would run: the preset's, with the values in place, quoted so each value stays one argument */
             command: string;
@@ -3808,7 +4362,22 @@ export interface components {
             /** @example 2026-11-21T21:12:52.123Z */
             created_at: string;
         };
-        /** @description An S3-compatible bucket that task outputs are delivered to; its credentials are stored encrypted and never returned */
+        /**
+         * @description An S3-compatible bucket that task outputs are delivered to; its credentials are stored encrypted and never returned
+         * @example {
+         *       "id": "dst_0123456789abcdef01234567",
+         *       "name": "archive",
+         *       "type": "s3",
+         *       "endpoint": "https://0123456789abcdef.r2.cloudflarestorage.com",
+         *       "region": "auto",
+         *       "bucket": "my-media",
+         *       "prefix": "ffedge/",
+         *       "path_style": true,
+         *       "credentials_fingerprint": "AKIA…3f9a1c2d",
+         *       "created_at": "2026-11-26T10:00:00.000Z",
+         *       "updated_at": "2026-11-26T10:00:00.000Z"
+         *     }
+         */
         Destination: {
             /** @example dst_0123456789abcdef01234567 */
             id: string;
@@ -3828,6 +4397,18 @@ export interface components {
             created_at: string;
             updated_at: string;
         };
+        /**
+         * @example {
+         *       "name": "archive",
+         *       "type": "s3",
+         *       "endpoint": "https://0123456789abcdef.r2.cloudflarestorage.com",
+         *       "region": "auto",
+         *       "bucket": "my-media",
+         *       "prefix": "ffedge/",
+         *       "access_key_id": "AKIAIOSFODNN7EXAMPLE",
+         *       "secret_access_key": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+         *     }
+         */
         CreateDestination: {
             /** @example archive */
             name: string;
@@ -3855,9 +4436,38 @@ export interface components {
             /** @description Address the bucket as `<endpoint>/<bucket>/<key>` rather than `<bucket>.<host>`. Default: true with a custom endpoint, false for AWS S3 */
             path_style?: boolean;
         };
+        /**
+         * @description A page of the caller's destinations, by name
+         * @example {
+         *       "total": 1,
+         *       "destinations": [
+         *         {
+         *           "id": "dst_0123456789abcdef01234567",
+         *           "name": "archive",
+         *           "type": "s3",
+         *           "endpoint": "https://0123456789abcdef.r2.cloudflarestorage.com",
+         *           "region": "auto",
+         *           "bucket": "my-media",
+         *           "prefix": "ffedge/",
+         *           "path_style": true,
+         *           "credentials_fingerprint": "AKIA…3f9a1c2d",
+         *           "created_at": "2026-11-26T10:00:00.000Z",
+         *           "updated_at": "2026-11-26T10:00:00.000Z"
+         *         }
+         *       ]
+         *     }
+         */
         DestinationList: {
+            /** @description How many destinations the caller has (at most 20) */
+            total: number;
             destinations: components["schemas"]["Destination"][];
         };
+        /**
+         * @example {
+         *       "secret_access_key": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+         *       "prefix": "ffedge/v2/"
+         *     }
+         */
         UpdateDestination: {
             /** @example archive */
             name?: string;
@@ -3873,6 +4483,12 @@ export interface components {
             /** @description Address the bucket as `<endpoint>/<bucket>/<key>` rather than `<bucket>.<host>`. Default: true with a custom endpoint, false for AWS S3 */
             path_style?: boolean;
         };
+        /**
+         * @example {
+         *       "ok": true,
+         *       "key": "ffedge/.ffedge-probe-3f9a1c2d5e6b7a80"
+         *     }
+         */
         DestinationTestResult: {
             /** @enum {boolean} */
             ok: true;

@@ -15,12 +15,18 @@ export interface Upload {
 const URL_SCHEME = /^[A-Za-z][A-Za-z0-9+.-]+:/;
 const RELATIVE_PATH = /^\.{1,2}[\\/]/;
 
-/** Each path uploaded once however often it appears, with the uploads listed in the order they began. */
-export function uploadOnce(upload: Uploader): { upload: Uploader; uploads: Upload[] } {
+/**
+ * Each path uploaded once however often it appears, with the uploads listed in the order they
+ * finished; `settled()` waits for the ones still under way (to clean up after a failure).
+ */
+export function uploadOnce(upload: Uploader): { upload: Uploader; uploads: Upload[]; settled: () => Promise<void> } {
   const started = new Map<string, Promise<UploadRecord>>();
   const uploads: Upload[] = [];
   return {
     uploads,
+    settled: async () => {
+      await Promise.allSettled(started.values());
+    },
     upload: (path, input) => {
       let record = started.get(path);
       if (!record) {

@@ -79,7 +79,9 @@ export interface ValidatedCommand {
 export type RunProgress =
   | { phase: "upload"; file: string; loaded: number; total: number; method: UploadPath }
   | { phase: "submitted"; task_id: string }
-  | { phase: "task"; task_id: string; status: TaskStatus; progress: number; eta_seconds?: number };
+  | { phase: "task"; task_id: string; status: TaskStatus; progress: number; eta_seconds?: number }
+  /** After `completed`, with a destination: how many outputs' deliveries are still pending (0 once all ended). */
+  | { phase: "delivery"; task_id: string; pending: number; total: number };
 
 /** How a file travels: one multipart request, a presigned PUT straight to storage, or resumable tus chunks. */
 export type UploadPath = "multipart" | "presigned" | "tus";

@@ -1,5 +1,9 @@
-import { writeFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import S3rver from "@20minutes/s3rver";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeClip, mediaDir, probe } from "../../../scripts/lib/media";
 import { Stack, authed } from "../../../scripts/lib/local-stack";
@@ -12,7 +16,8 @@ let user: { key: string; userId: string };
 let dir: string;
 
 beforeAll(async () => {
-  [stack, installed] = await Promise.all([Stack.start(), installPackedCli()]);
+  // Failed deliveries are retried twice, a second apart, so a run waiting for them ends quickly.
+  [stack, installed] = await Promise.all([Stack.start({ edgeVars: { DESTINATION_RETRY_SCHEDULE_SECONDS: "1,1" } }), installPackedCli()]);
   user = await stack.createUser();
   dir = await mediaDir();
   await makeClip(dir, "local.mp4", { seconds: 2, size: "320x240" });
@@ -126,14 +131,15 @@ describe("ffedge run --preset", () => {
 });
 
 describe("ffedge run --destination and --step, and tasks get", () => {
-  it("names the destination on the task, and tasks get shows each output's delivery", async () => {
+  it("waits for the delivery to an unreachable bucket, prints the task and exits 1 naming the output and its code; tasks get shows it failed", async () => {
     const { id } = await post("/v1/destinations", { name: "cli-dst", type: "s3", endpoint: "http://127.0.0.1:9", region: "us-east-1", bucket: "media", access_key_id: "AKIDCLI", secret_access_key: "secret" });
     const result = await ffedge(["run", "--json", "--no-download", "--destination", "cli-dst:only", "ffmpeg -i ./local.mp4 -t 1 -c copy delivered.mp4"]);
-    expect(result.code, result.stderr).toBe(0);
+    expect(result.code, result.stderr).toBe(1);
+    expect(errorLines(result.stderr)).toEqual([expect.stringMatching(/^ffedge: Delivery failed: Task tsk_\w+ completed, but delivered\.mp4: DESTINATION_UNREACHABLE /)]);
     const task = JSON.parse(result.stdout) as { task_id: string; outputs: { destination?: { id: string; status: string } }[] };
-    expect(task.outputs[0]!.destination).toMatchObject({ id });
+    expect(task.outputs[0]!.destination).toMatchObject({ id, status: "failed" });
     const shown = await ffedge(["tasks", "get", task.task_id]);
-    expect(shown.stdout).toMatch(new RegExp(`^output {4}delivered\\.mp4 .* → (pending|failed) [^\\n]*delivered\\.mp4`, "m"));
+    expect(shown.stdout).toMatch(new RegExp(`^output {4}delivered\\.mp4 .* → failed [^\\n]*delivered\\.mp4`, "m"));
     const usage = await ffedge(["run", "--destination", ":only", "ffmpeg -i ./local.mp4 out.mp4"]);
     expect(usage.code).toBe(2);
   });
@@ -156,5 +162,64 @@ describe("ffedge run --destination and --step, and tasks get", () => {
     expect(watched.stdout).toMatch(/^step 0 {4}completed {2}100% {2}ffmpeg -i \S+ -t 1 -c copy part\.mp4$/m);
     expect(watched.stdout).toMatch(/^step 1 {4}completed {2}100% {2}ffmpeg -i \S+ -vf scale=64:-2 part-small\.mp4$/m);
     expect(watched.stdout).toMatch(/^output {4}part-small\.mp4 /m);
+  });
+});
+
+describe("ffedge run --destination to a bucket that accepts the outputs", () => {
+  let s3: S3rver;
+  let s3Dir: string;
+  let endpoint: string;
+
+  beforeAll(async () => {
+    s3Dir = await mkdtemp(join(tmpdir(), "ffedge-cli-s3-"));
+    s3 = new S3rver({ address: "127.0.0.1", port: 0, silent: true, directory: s3Dir, configureBuckets: [{ name: "cli-media" }] });
+    endpoint = `http://127.0.0.1:${((await s3.run()) as AddressInfo).port}`;
+    await post("/v1/destinations", { name: "cli-s3", type: "s3", endpoint, region: "us-east-1", bucket: "cli-media", prefix: "out/", access_key_id: "S3RVER", secret_access_key: "S3RVER" });
+  });
+
+  afterAll(async () => {
+    await s3?.close();
+    if (s3Dir) await rm(s3Dir, { recursive: true, force: true });
+  });
+
+  it("with :only, exits 0 without downloading: stdout is each output's bucket URL, stderr where it went", async () => {
+    const result = await ffedge(["run", "--destination", "cli-s3:only", "ffmpeg -i ./local.mp4 -t 1 -c copy only.mp4"]);
+    expect(result.code, result.stderr).toBe(0);
+    const taskId = /(tsk_\w+): completed/.exec(result.stderr)![1]!;
+    expect(result.stderr).toContain(`${taskId}: completed; waiting for its deliveries to the destination (1 of 1 pending)`);
+    expect(result.stderr).toMatch(new RegExp(`^Delivered only\\.mp4 to dst_\\w+ as out/${taskId}/only\\.mp4 \\(${endpoint}/\\S+\\)$`, "m"));
+    expect(result.stdout).toMatch(new RegExp(`^${endpoint}/\\S*out/${taskId}/only\\.mp4\n$`));
+    expect(existsSync(join(dir, "only.mp4"))).toBe(false);
+    const bytes = await fetch(result.stdout.trim());
+    expect(bytes.status).toBe(200);
+    expect((await bytes.arrayBuffer()).byteLength).toBeGreaterThan(1000);
+  });
+
+  it("with copy, downloads the output as without a destination and says where it was delivered", async () => {
+    const result = await ffedge(["run", "--destination", "cli-s3", "ffmpeg -i ./local.mp4 -t 1 -c copy copied.mp4"]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toBe("copied.mp4\n");
+    expect(result.stderr).toMatch(/^Delivered copied\.mp4 to dst_\w+ as out\/tsk_\w+\/copied\.mp4 /m);
+    expect((await probe(join(dir, "copied.mp4"))).format.duration).toBeDefined();
+  });
+});
+
+describe("refused runs", () => {
+  it("exit 1 with the service's refusal and leave the user's uploads as they were", async () => {
+    const files = async () => ((await (await stack.fetch("/api/files?limit=100", authed(user.key))).json()) as { total: number }).total;
+    const before = await files();
+    const refused = [
+      { args: ["run", "--destination", "nosuch", "ffmpeg -i ./local.mp4 -t 1 nosuch.mp4"], line: /^ffedge: Destination not found: .*nosuch/ },
+      { args: ["run", "--step", "ffmpeg -i ./local.mp4 -t 1 a.mp4", "--step", "ffmpeg -i {{steps.0.outputs.zz.mp4}} b.mp4"], line: /^ffedge: Step reference invalid: .*zz\.mp4/ },
+      { args: ["run", "--preset", "cli-scale", "--param", "video=./local.mp4", "--param", "width=wide"], line: /^ffedge: Invalid preset parameters: params\.width: .*\(PRESET_PARAMS_INVALID\)$/ },
+    ];
+    // The titles name the codes DESTINATION_NOT_FOUND and STEP_REFERENCE_INVALID, so those lines carry no (CODE).
+    for (const { args, line } of refused) {
+      const result = await ffedge(args);
+      expect(result.code, result.stderr).toBe(1);
+      expect(result.stderr).toMatch(/Uploaded \.\/local\.mp4/);
+      expect(errorLines(result.stderr)).toEqual([expect.stringMatching(line)]);
+      expect(await files()).toBe(before);
+    }
   });
 });

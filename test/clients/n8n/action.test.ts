@@ -130,11 +130,14 @@ describe("the ffedge node's workflow operations", () => {
     expect((await probeBinary(downloaded!.binary!.clip_0!)).streams.find((stream) => stream.codec_type === "video")?.width).toBe(64);
   });
 
-  it("names what is wrong: an output the task lacks, a step reference to no output, an unknown destination", async () => {
+  it("names what is wrong, submitting nothing: an output the task lacks, a step reference to no output, an unknown destination, downloads of outputs sent only to a destination", async () => {
     const [task] = await execute(action({ resource: "task", operation: "run", command: `ffmpeg -i ${clipUrl} -t 0.2 -c copy one.mp4`, options: { pollSeconds: 0.2 } }));
     const failure = (promise: Promise<unknown>) => promise.then(() => undefined, (error: unknown) => error as { message: string });
     expect((await failure(execute(action({ resource: "task", operation: "download", taskId: String(task!.json.task_id), outputNames: "two.mp4" }))))?.message).toContain("no output named two.mp4");
     expect((await failure(execute(action({ resource: "task", operation: "runSteps", steps: { step: [{ command: `ffmpeg -i ${clipUrl} -t 0.2 -c copy x.mp4` }, { command: "ffmpeg -i {{steps.0.outputs.y.mp4}} z.mp4" }] } }))))?.message).toMatch(/^STEP_REFERENCE_INVALID: /);
     expect((await failure(execute(action({ resource: "task", operation: "run", command: `ffmpeg -i ${clipUrl} -t 0.2 -c copy d.mp4`, options: { destination: "nowhere" } }))))?.message).toMatch(/^DESTINATION_NOT_FOUND: /);
+    const before = ((await (await fetch(`${stack.edgeUrl}/v1/tasks?limit=100`, { headers: { authorization: `Bearer ${key}` } })).json()) as { total: number }).total;
+    expect((await failure(execute(action({ resource: "task", operation: "run", command: `ffmpeg -i ${clipUrl} -t 0.2 -c copy e.mp4`, options: { destination: "anywhere", destinationMode: "only", downloadOutputs: true } }))))?.message).toBe("Download Outputs needs Destination Mode Copy");
+    expect(((await (await fetch(`${stack.edgeUrl}/v1/tasks?limit=100`, { headers: { authorization: `Bearer ${key}` } })).json()) as { total: number }).total).toBe(before);
   });
 });

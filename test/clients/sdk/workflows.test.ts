@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import S3rver from "@20minutes/s3rver";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FFedge, FFedgeError, type RunProgress, verifyWebhook } from "../../../clients/sdk/src/index";
+import { FFedge, FFedgeError, type RunProgress, type Task, verifyWebhook } from "../../../clients/sdk/src/index";
 import { Stack } from "../../../scripts/lib/local-stack";
 import { makeClip, probe } from "../../../scripts/lib/media";
 
@@ -15,7 +15,8 @@ let ff: FFedge;
 let dir: string;
 
 beforeAll(async () => {
-  stack = await Stack.start();
+  // Failed deliveries are retried twice, a second apart, so run() waiting for them ends quickly.
+  stack = await Stack.start({ edgeVars: { DESTINATION_RETRY_SCHEDULE_SECONDS: "1,1" } });
   const { key } = await stack.createUser();
   ff = new FFedge({ apiKey: key, baseUrl: stack.edgeUrl });
   dir = await mkdtemp(join(tmpdir(), "ffedge-sdk-workflows-"));
@@ -101,9 +102,11 @@ describe("ff.presets", () => {
   it("refuses a missing local path parameter before submitting anything, and a wrong type with the service's code", async () => {
     const before = (await ff.tasks.list()).total;
     expect((await failure(ff.run({ preset: "sdk-scale", params: { video: "./missing.mp4" } }, { cwd: dir }))).code).toBe("FILE_NOT_FOUND");
+    const files = (await ff.files.list()).total;
     const wrong = await failure(ff.run({ preset: "sdk-scale", params: { video: "./in.mp4", width: 9000 } }, { cwd: dir }));
     expect(wrong).toMatchObject({ status: 400, code: "PRESET_PARAMS_INVALID" });
     expect((await ff.tasks.list()).total).toBe(before);
+    expect((await ff.files.list()).total).toBe(files);
   });
 });
 
@@ -177,26 +180,64 @@ describe("ff.destinations", () => {
     expect(await ff.destinations.list()).toEqual([]);
   });
 
-  it("delivers run()'s outputs to the destination named in its options, and has nothing to redeliver after", async () => {
+  it("run() with a destination resolves once delivered (copy keeps ffedge's URL, only gives the bucket's, which download() reads)", async () => {
     const s3Dir = await mkdtemp(join(tmpdir(), "ffedge-sdk-s3-"));
     const s3 = new S3rver({ address: "127.0.0.1", port: 0, silent: true, directory: s3Dir, configureBuckets: [{ name: "sdk-media" }] });
     try {
       const endpoint = `http://127.0.0.1:${((await s3.run()) as AddressInfo).port}`;
       const destination = await ff.destinations.create({ name: "sdk-s3", type: "s3", endpoint, region: "us-east-1", bucket: "sdk-media", prefix: "out/", access_key_id: "S3RVER", secret_access_key: "S3RVER" });
       expect(await ff.destinations.test("sdk-s3")).toMatchObject({ ok: true });
-      const task = await ff.run("ffmpeg -i ./in.mp4 -t 1 -c copy cut.mp4", { cwd: dir, destination: { id: "sdk-s3" } });
-      let output = task.outputs![0]!;
-      for (let tries = 0; output.destination?.status === "pending" && tries < 120; tries++) {
-        await new Promise((resolve) => setTimeout(resolve, 250));
-        output = (await ff.tasks.get(task.task_id)).outputs![0]!;
-      }
+      const seen: RunProgress[] = [];
+      const task = await ff.run("ffmpeg -i ./in.mp4 -t 1 -c copy cut.mp4", { cwd: dir, destination: { id: "sdk-s3" }, onProgress: (p) => seen.push(p) });
+      expect(seen.filter((p) => p.phase === "delivery").at(-1)).toEqual({ phase: "delivery", task_id: task.task_id, pending: 0, total: 1 });
+      const output = task.outputs![0]!;
       expect(output.destination).toMatchObject({ id: destination.id, status: "delivered", key: `out/${task.task_id}/cut.mp4` });
+      expect(output.url).not.toBe(output.destination!.url);
       expect((await failure(ff.tasks.retryDeliveries(task.task_id))).code).toBe("NOTHING_TO_REDELIVER");
+
+      // only: run() resolves once delivered; the output's url is the bucket's, and download() reads it from there.
+      const only = await ff.run("ffmpeg -i ./in.mp4 -t 1 -c copy moved.mp4", { cwd: dir, destination: { id: "sdk-s3", mode: "only" } });
+      const moved = only.outputs![0]!;
+      expect(moved.destination).toMatchObject({ status: "delivered", key: `out/${only.task_id}/moved.mp4` });
+      expect(moved.url).toBe(moved.destination!.url);
+      expect(moved.url.startsWith(endpoint)).toBe(true);
+      const out = await mkdtemp(join(dir, "only-"));
+      expect((await probe(await ff.download(moved, out))).format.duration).toBeDefined();
+      // An object the bucket does not serve (here: removed from it) is OUTPUT_AT_DESTINATION, not a 404 from ffedge.
+      const gone = `${moved.url}.removed`;
+      const unreadable = await failure(ff.download({ ...moved, url: gone, destination: { ...moved.destination!, url: gone } }, out));
+      expect(unreadable).toMatchObject({ status: 0, code: "OUTPUT_AT_DESTINATION" });
+      expect(unreadable.detail).toContain(`moved.mp4 was delivered only to destination ${destination.id}`);
       await ff.destinations.delete("sdk-s3");
     } finally {
       await s3.close();
       await rm(s3Dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe("run() refusals and failed deliveries", () => {
+  it("a refused submission rejects with the service's problem unchanged and deletes the files the run uploaded", async () => {
+    const files = (await ff.files.list()).total;
+    const refused = await failure(ff.run("ffmpeg -i ./in.mp4 -t 1 -c copy nowhere.mp4", { cwd: dir, destination: { id: "sdk-nosuch" } }));
+    expect(refused).toMatchObject({ status: 400, code: "DESTINATION_NOT_FOUND" });
+    const chained = await failure(ff.run({ steps: [{ command: "ffmpeg -i ./in.mp4 -t 1 a.mp4" }, { command: "ffmpeg -i {{steps.0.outputs.zz.mp4}} b.mp4" }] }, { cwd: dir }));
+    expect(chained).toMatchObject({ status: 400, code: "STEP_REFERENCE_INVALID" });
+    expect((await ff.files.list()).total).toBe(files);
+  });
+
+  it("rejects with DELIVERY_FAILED naming the output and its code once the retries to an unreachable bucket are spent", async () => {
+    await ff.destinations.create({ name: "sdk-down", type: "s3", endpoint: `http://127.0.0.1:${await closedPort()}`, region: "us-east-1", bucket: "media", access_key_id: "AKIDDOWN", secret_access_key: "secret" });
+    const error = await failure(ff.run("ffmpeg -i ./in.mp4 -t 1 -c copy lost.mp4", { cwd: dir, destination: { id: "sdk-down", mode: "only" } }));
+    expect(error).toMatchObject({ status: 0, code: "DELIVERY_FAILED" });
+    expect(error.detail).toContain("lost.mp4: DESTINATION_UNREACHABLE");
+    const task = (error.problem as { task?: Task }).task!;
+    expect(task.status).toBe("completed");
+    expect(task.outputs![0]!.destination?.status).toBe("failed");
+    // An output whose `only` delivery failed keeps its copy here, so it still downloads.
+    const out = await mkdtemp(join(dir, "kept-"));
+    expect((await probe(await ff.download(task.outputs![0]!, out))).format.duration).toBeDefined();
+    await ff.destinations.delete("sdk-down");
   });
 });
 

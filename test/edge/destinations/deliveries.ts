@@ -25,20 +25,29 @@ export async function completedTask(mode: "copy" | "only", overrides: Record<str
   return { userId, key, taskId, destination };
 }
 
+/** Makes an output of a task past its expiry, as FILE_TTL_SECONDS later: the object stays in R2, as it does until the lifecycle rule runs. */
+export async function expireOutput(userId: string, taskId: string, filename = "out.mp4"): Promise<void> {
+  const key = `outputs/${userId}/${taskId}/${filename}`;
+  const past = new Date(Date.now() - 1000).toISOString();
+  const object = (await env.FILES.get(key))!;
+  await env.FILES.put(key, await object.arrayBuffer(), { httpMetadata: object.httpMetadata, customMetadata: { ...object.customMetadata, expires_at: past } });
+  await env.DB.prepare("UPDATE files SET expires_at = ? WHERE key = ?").bind(past, key).run();
+}
+
 export async function presented(taskId: string): Promise<Task> {
   return presentTask(env, (await findTaskById(env.DB, taskId))!);
 }
 
 /**
  * Rings the task's alarm (set for now, it may also ring by itself), then waits until the task's
- * record shows `attempts` attempts at its output: D1 gets each one once it is over.
+ * record shows `attempts` attempts at each of its outputs: D1 gets each one once it is over.
  */
 export async function attempted(taskId: string, attempts: number): Promise<Task> {
   await runDurableObjectAlarm(taskStub(env, taskId));
   const deadline = Date.now() + 15_000;
   for (;;) {
     const task = await presented(taskId);
-    if ((task.outputs?.[0]?.destination?.attempts ?? 0) >= attempts) return task;
+    if (task.outputs?.length && task.outputs.every((output) => (output.destination?.attempts ?? 0) >= attempts)) return task;
     if (Date.now() > deadline) throw new Error(`no attempt ${attempts} at ${taskId}'s delivery: ${JSON.stringify(task.outputs)}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
@@ -48,7 +57,8 @@ export async function attempted(taskId: string, attempts: number): Promise<Task>
 export async function nextAttempt(taskId: string, attempts: number): Promise<Task> {
   await runInDurableObject(taskStub(env, taskId), async (_object, state) => {
     const entries = await state.storage.get<{ due_at: number }[]>("deliveries");
-    await state.storage.put("deliveries", entries!.map((entry) => ({ ...entry, due_at: 0 })));
+    const now = Date.now();
+    await state.storage.put("deliveries", entries!.map((entry) => ({ ...entry, due_at: now })));
     await state.storage.setAlarm(Date.now());
   });
   return attempted(taskId, attempts);

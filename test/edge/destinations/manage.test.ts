@@ -59,6 +59,11 @@ describe("checkEndpoint", () => {
     expect(() => checkEndpoint(env, endpoint)).toThrow(expect.objectContaining({ code }));
   });
 
+  it("refuses plain http outside production too, except to the development allow-list's hosts (a local S3 server)", () => {
+    expect(() => checkEndpoint(env, "http://s3.example.com")).toThrow(expect.objectContaining({ code: "URL_NOT_ALLOWED" }));
+    expect(checkEndpoint(env, "http://127.0.0.1:9000")).toBe("http://127.0.0.1:9000");
+  });
+
   it("refuses plain http in production, and keeps an https endpoint as its origin", () => {
     expect(() => checkEndpoint(productionEnv(), "http://s3.example.com")).toThrow(expect.objectContaining({ code: "URL_NOT_ALLOWED" }));
     expect(checkEndpoint(productionEnv(), "https://s3.example.com/")).toBe("https://s3.example.com");

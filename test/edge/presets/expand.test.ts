@@ -92,8 +92,13 @@ describe("parameter injection", () => {
     expect(refusal({ input: URL, title: value })).toMatchObject({ code: "PRESET_PARAMS_INVALID", extra: { param: "title" } });
   });
 
-  it.each(["a,b", "a'b", 'a"b', "a\\b", "a;b", "a[b]"])("refuses filter syntax (%j) in a value that is part of a larger argument", (value) => {
-    expect(refusal({ input: URL, title: value })).toMatchObject({ code: "PRESET_PARAMS_INVALID", extra: { param: "title" } });
+  it.each(["a,b", "a'b", 'a"b', "a\\b", "a;b", "a[b]", "a:b", "a=b", "a|b", "%{pts}"])("refuses filter syntax (%j) in a value that is part of a filter's argument", (value) => {
+    const caption = { name: "caption", command: "ffmpeg -i {{input}} -vf drawtext=text={{title}}:fontsize=24 o.mp4", parameters: { type: "object" as const, properties: { input: parameters.properties.input!, title: parameters.properties.title! }, required: ["input"] } };
+    expect(() => expandPreset(caption, { input: URL, title: value })).toThrow(expect.objectContaining({ code: "PRESET_PARAMS_INVALID", extra: { param: "title", preset: "caption" } }));
+  });
+
+  it.each(["a,b", "a'b", 'a"b', "a\\b", "a;b", "a[b]", "a:b", "a=b"])("keeps %j literal after '=' in a -metadata value, where ffmpeg reads no syntax", (value) => {
+    expect(tokenize(expandPreset(PRESET, { input: URL, title: value }))).toContain(`title=${value}`);
   });
 
   it("refuses a negative number that would fill a whole argument", () => {

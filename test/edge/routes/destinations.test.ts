@@ -33,7 +33,15 @@ describe("POST /v1/destinations", () => {
   it("refuses a second destination by the same name with DESTINATION_NAME_TAKEN", async () => {
     const { key } = await createUser();
     await created(key, { name: "same" });
-    await expectProblem(await postJson("/v1/destinations", key, destinationBody({ name: "same" })), 409, "DESTINATION_NAME_TAKEN");
+    expect(await expectProblem(await postJson("/v1/destinations", key, destinationBody({ name: "same" })), 409, "DESTINATION_NAME_TAKEN")).toMatchObject({ name: "same" });
+  });
+
+  it("refuses a 21st destination with DESTINATION_LIMIT_REACHED and saves nothing", async () => {
+    const { key } = await createUser();
+    for (let index = 0; index < 20; index++) await created(key, { name: `bucket-${String(index).padStart(2, "0")}` });
+    await expectProblem(await postJson("/v1/destinations", key, destinationBody({ name: "one-too-many" })), 409, "DESTINATION_LIMIT_REACHED");
+    await expectProblem(await api("/v1/destinations/one-too-many", key), 404, "NOT_FOUND");
+    expect(await (await api("/v1/destinations?limit=1", key)).json()).toMatchObject({ total: 20 });
   });
 
   it.each([
@@ -44,10 +52,12 @@ describe("POST /v1/destinations", () => {
     ["a prefix that climbs out", { prefix: "a/../b/" }, "VALIDATION_FAILED"],
     ["a name that looks like an id", { name: "dst_123" }, "VALIDATION_FAILED"],
     ["another type", { type: "ftp" }, "VALIDATION_FAILED"],
+    ["plain http to a host outside the development allow-list", { endpoint: "http://s3.amazonaws.com" }, "URL_NOT_ALLOWED"],
+    ["a field destinations do not have", { acl: "public-read" }, "VALIDATION_FAILED"],
   ])("refuses %s and saves nothing", async (_case, overrides, code) => {
     const { key } = await createUser();
     await expectProblem(await postJson("/v1/destinations", key, destinationBody(overrides)), 400, code);
-    expect(await (await api("/v1/destinations", key)).json()).toEqual({ destinations: [] });
+    expect(await (await api("/v1/destinations", key)).json()).toEqual({ total: 0, destinations: [] });
   });
 
   it("needs an API key", async () => {
@@ -60,7 +70,8 @@ describe("GET, PATCH and DELETE /v1/destinations/{id}", () => {
     const { key } = await createUser();
     const first = await created(key, { name: "b-second" });
     await created(key, { name: "a-first" });
-    const list = await (await api("/v1/destinations", key)).json<{ destinations: Destination[] }>();
+    const list = await (await api("/v1/destinations", key)).json<{ total: number; destinations: Destination[] }>();
+    expect(list.total).toBe(2);
     expect(list.destinations.map((destination) => destination.name)).toEqual(["a-first", "b-second"]);
     expect(await (await api(`/v1/destinations/${first.id}`, key)).json()).toEqual(first);
     expect(await (await api("/v1/destinations/b-second", key)).json()).toEqual(first);
@@ -75,6 +86,27 @@ describe("GET, PATCH and DELETE /v1/destinations/{id}", () => {
 
     expect((await api(`/v1/destinations/${first.id}`, key, { method: "DELETE" })).status).toBe(204);
     await expectProblem(await api(`/v1/destinations/${first.id}`, key), 404, "NOT_FOUND");
+  });
+
+  it("pages the list with limit and offset, by name, with the total", async () => {
+    const { key } = await createUser();
+    for (const name of ["c", "a", "b"]) await created(key, { name });
+    const page = await (await api("/v1/destinations?limit=2&offset=1", key)).json<{ total: number; destinations: Destination[] }>();
+    expect(page.total).toBe(3);
+    expect(page.destinations.map((destination) => destination.name)).toEqual(["b", "c"]);
+    await expectProblem(await api("/v1/destinations?limit=0", key), 400, "VALIDATION_FAILED");
+    await expectProblem(await api("/v1/destinations?limit=101", key), 400, "VALIDATION_FAILED");
+  });
+
+  it.each([
+    ["type", { type: "s3" }],
+    ["a field destinations do not have", { descr: "x" }],
+  ])("refuses a change naming %s with VALIDATION_FAILED naming it, and changes nothing", async (_case, change) => {
+    const { key } = await createUser();
+    const destination = await created(key);
+    const problem = await expectProblem(await patchJson(`/v1/destinations/${destination.id}`, key, { ...change, prefix: "changed/" }), 400, "VALIDATION_FAILED");
+    expect(problem.detail).toContain(Object.keys(change)[0]);
+    expect(await (await api(`/v1/destinations/${destination.id}`, key)).json()).toEqual(destination);
   });
 
   it("answers 404 for another user's destination, whatever the method", async () => {
@@ -104,9 +136,11 @@ describe("POST /v1/destinations/{id}/test", () => {
     const wrongSecret = await created(key, { secret_access_key: "not-the-secret" });
     const noBucket = await created(key, { bucket: "missing-bucket" });
     const dead = await created(key, { endpoint: "http://127.0.0.1:9" });
-    await expectProblem(await postJson(`/v1/destinations/${wrongSecret.id}/test`, key, {}), 422, "DESTINATION_CREDENTIALS");
-    expect(await expectProblem(await postJson(`/v1/destinations/${noBucket.id}/test`, key, {}), 422, "DESTINATION_REFUSED")).toMatchObject({ s3_code: "NoSuchBucket" });
-    await expectProblem(await postJson(`/v1/destinations/${dead.id}/test`, key, {}), 502, "DESTINATION_UNREACHABLE");
+    expect(await expectProblem(await postJson(`/v1/destinations/${wrongSecret.id}/test`, key, {}), 422, "DESTINATION_CREDENTIALS")).toMatchObject({ destination: wrongSecret.id });
+    expect(await expectProblem(await postJson(`/v1/destinations/${noBucket.id}/test`, key, {}), 422, "DESTINATION_REFUSED")).toMatchObject({ s3_code: "NoSuchBucket", destination: noBucket.id });
+    const unreachable = await expectProblem(await postJson(`/v1/destinations/${dead.id}/test`, key, {}), 502, "DESTINATION_UNREACHABLE");
+    expect(unreachable).toMatchObject({ destination: dead.id });
+    expect(unreachable.detail).toContain(dead.name);
   });
 });
 

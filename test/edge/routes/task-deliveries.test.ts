@@ -6,7 +6,7 @@ import { storeOutput } from "../../../edge/tasks/outputs";
 import { acceptReport } from "../../../edge/tasks/reports";
 import { submitTask } from "../../../edge/tasks/submit";
 import { expectProblem } from "../../helpers/problems";
-import { attempted, completedTask, presented } from "../destinations/deliveries";
+import { attempted, completedTask, expireOutput, presented } from "../destinations/deliveries";
 import { destinationBody } from "../destinations/fixtures";
 import { api, createUser } from "../helpers";
 
@@ -69,5 +69,13 @@ describe("POST /v1/tasks/{task_id}/deliveries/retry", () => {
     await env.FILES.delete(`outputs/${userId}/${taskId}/out.mp4`);
     const problem = await expectProblem(await redeliver(key, taskId), 409, "NOTHING_TO_REDELIVER");
     expect(problem.expired).toEqual(["out.mp4"]);
+  });
+
+  it("refuses with 409 NOTHING_TO_REDELIVER naming the outputs past their expiry, though R2 still holds them", async () => {
+    const { key, userId, taskId } = await orphanedDelivery();
+    await expireOutput(userId, taskId);
+    const problem = await expectProblem(await redeliver(key, taskId), 409, "NOTHING_TO_REDELIVER");
+    expect(problem.expired).toEqual(["out.mp4"]);
+    expect(await env.FILES.head(`outputs/${userId}/${taskId}/out.mp4`)).not.toBeNull();
   });
 });

@@ -40,6 +40,18 @@ describe("POST /v1/tasks/{task_id}/retry", () => {
     expect(read).toMatchObject({ status: "pending", command: COMMAND });
   });
 
+  it("shows retry_of when the new task is read and listed, and never on the task it retried", async () => {
+    const { key, userId } = await createUser();
+    const old = await seedTask(userId, { status: "failed" });
+    const { task_id: retried } = await (await retry(key, old)).json<{ task_id: string }>();
+    expect(await (await api(`/v1/tasks/${retried}`, key)).json()).toMatchObject({ task_id: retried, retry_of: old });
+    expect(await (await api(`/v1/tasks/${old}`, key)).json()).not.toHaveProperty("retry_of");
+    const listed = await (await api("/v1/tasks", key)).json<{ tasks: { task_id: string; retry_of?: string }[] }>();
+    expect(new Map(listed.tasks.map((task) => [task.task_id, task.retry_of]))).toEqual(new Map([[retried, old], [old, undefined]]));
+    // A request without a key sees no more than before.
+    expect(await (await api(`/v1/tasks/${retried}`, undefined)).json()).not.toHaveProperty("retry_of");
+  });
+
   it("runs a chained task again as the same chain of steps", async () => {
     const { key } = await createUser();
     const steps = [{ command: "ffmpeg -i https://example.com/in.mp4 -t 2 clip.mp4", publish: false }, { command: "ffmpeg -i {{steps.0.outputs.clip.mp4}} -vf scale=160:-2 small.mp4" }];

@@ -73,6 +73,27 @@ describe("POST /v1/tasks with steps", () => {
     expect(await taskCount(userId)).toBe(0);
   });
 
+  it("refuses a step member it does not take, naming it, instead of ignoring it", async () => {
+    const { key, userId } = await createUser();
+    const response = await postJson("/v1/tasks", key, { steps: [{ command: TRIM }, { command: SCALE, outputs: ["small.mp4"] }] });
+    expect(response.status).toBe(400);
+    const problem = await response.json<{ code: string; detail: string; issues: { path: unknown[]; message: string }[] }>();
+    expect(problem.code).toBe("VALIDATION_FAILED");
+    expect(problem.detail).toMatch(/steps\.1: .*"outputs"/);
+    expect(problem.issues).toEqual([expect.objectContaining({ path: ["steps", 1], message: expect.stringContaining("outputs") })]);
+    expect(await taskCount(userId)).toBe(0);
+  });
+
+  it("refuses publish: false on the last step, whose outputs are always published", async () => {
+    const { key, userId } = await createUser();
+    const response = await postJson("/v1/tasks", key, { steps: [{ command: TRIM }, { command: SCALE, publish: false }] });
+    expect(response.status).toBe(400);
+    const problem = await response.json<{ code: string; detail: string; issues: { path: unknown[] }[] }>();
+    expect(problem).toMatchObject({ code: "VALIDATION_FAILED", issues: [{ path: ["steps", 1, "publish"] }] });
+    expect(problem.detail).toMatch(/steps\.1\.publish: the last step's outputs .* always published/);
+    expect(await taskCount(userId)).toBe(0);
+  });
+
   it("names the step and the reference at fault", async () => {
     const { key } = await createUser();
     const response = await postJson("/v1/tasks", key, { steps: [{ command: TRIM }, { command: "ffmpeg -i {{steps.0.outputs.nope.mp4}} b.mp4" }] });
@@ -114,5 +135,30 @@ describe("a chained task's steps", () => {
     const task = await taskOf(key, taskId);
     expect(task).toMatchObject({ status: "failed", error: "step 1: ffmpeg exited with code 1", error_code: "FFMPEG_FAILED" });
     expect(task.steps?.map((step) => [step.status, step.error])).toEqual([["completed", undefined], ["failed", "step 1: ffmpeg exited with code 1"], ["pending", undefined]]);
+  });
+
+  it("keep the progress a chain reached when a step fails at once: the task shows the completed step's share", async () => {
+    const { key } = await createUser();
+    const taskId = await submitSteps(key);
+    const stub = taskStub(env, taskId);
+    await stub.report({ type: "started", seq: 0 });
+    await stub.report({ type: "failed", seq: 1, step: 1, error: "step 1: ffmpeg exited with code 1", error_code: "FFMPEG_FAILED" });
+    const task = await taskOf(key, taskId);
+    expect(task.progress).toBe(33);
+    expect(task.steps?.map((step) => [step.status, step.progress])).toEqual([["completed", 100], ["failed", 0], ["pending", 0]]);
+  });
+
+  it("show a step that failed part-way with the progress it reached, after the task's end too", async () => {
+    const { key } = await createUser();
+    const response = await postJson("/v1/tasks", key, { steps: [{ command: TRIM }, { command: SCALE }] });
+    const { task_id: taskId } = await response.json<{ task_id: string }>();
+    const stub = taskStub(env, taskId);
+    await stub.report({ type: "started", seq: 0 });
+    await stub.report({ type: "progress", seq: 1, progress: 22, step: 0, step_progress: 44 });
+    // An end the run does not attribute to a step (a time limit): the task's progress places it.
+    await stub.report({ type: "failed", seq: 2, error: "The task ran past its time limit.", error_code: "TIMEOUT" });
+    const task = await taskOf(key, taskId);
+    expect(task).toMatchObject({ status: "failed", progress: 22, error_code: "TIMEOUT" });
+    expect(task.steps?.map((step) => [step.status, step.progress])).toEqual([["failed", 44], ["pending", 0]]);
   });
 });

@@ -183,6 +183,28 @@ describe("rotation, deliveries and redelivery", () => {
 
     await expectProblem(await send(`${BASE}/${created.id}/deliveries/msg_unknown/redeliver`, user.key, "POST"), 404, "NOT_FOUND");
   });
+
+  it("refuses to redeliver to a disabled endpoint with 409 ENDPOINT_DISABLED, queuing and sending nothing", async () => {
+    const user = await createUser();
+    const name = receiverName();
+    const created = await register(user.key, { url: hookUrl(name, 202) });
+    const task = await endedTask(null, "completed", user);
+    await handOver(env, await handover(task.taskId));
+    const eventId = `msg_${task.taskId}_completed`;
+    const attemptsOf = async () => (await (await api(`${BASE}/${created.id}/deliveries`, user.key)).json<{ events: { attempts: unknown[] }[] }>()).events[0]?.attempts.length ?? 0;
+    for (let tries = 0; (await attemptsOf()) !== 1 && tries < 200; tries++) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await attemptsOf()).toBe(1);
+
+    expect((await send(`${BASE}/${created.id}`, user.key, "PATCH", { enabled: false })).status).toBe(200);
+    const refused = await send(`${BASE}/${created.id}/deliveries/${eventId}/redeliver`, user.key, "POST");
+    const problem = await expectProblem(refused, 409, "ENDPOINT_DISABLED");
+    expect(problem).toMatchObject({ endpoint_id: created.id, detail: expect.stringContaining("disabled") });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await attemptsOf()).toBe(1);
+    expect(await received(name)).toHaveLength(1);
+    // An unknown event is still answered 404, disabled or not.
+    await expectProblem(await send(`${BASE}/${created.id}/deliveries/msg_unknown/redeliver`, user.key, "POST"), 404, "NOT_FOUND");
+  });
 });
 
 describe("the OpenAPI document", () => {

@@ -2,6 +2,12 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { sweepUndeliveredWebhooks } from "../../../edge/tasks/webhook-event";
 import { listDeliveries } from "../../../edge/webhooks/delivery";
+import { createDestination } from "../../../edge/destinations/manage";
+import { acceptReport } from "../../../edge/tasks/reports";
+import { submitTask } from "../../../edge/tasks/submit";
+import { CreateDestinationSchema } from "../../../shared/schemas/destinations";
+import { destinationBody } from "../destinations/fixtures";
+import { api, createUser } from "../helpers";
 import { endedTask, hookUrl, received, receiverName, waitForDeliveries } from "../webhooks/fixtures";
 
 describe("the webhook sweep", () => {
@@ -30,5 +36,22 @@ describe("the webhook sweep", () => {
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(await received(name)).toEqual([]);
     for (const taskId of [fresh.taskId, old.taskId]) expect(await listDeliveries(env.DB, taskId)).toEqual([]);
+  });
+});
+
+describe("a task's end event", () => {
+  it("is the task exactly as GET shows it, for a retry that delivers to a destination too (retry_of, destination)", async () => {
+    const { userId, key } = await createUser();
+    const destination = await createDestination(env, userId, CreateDestinationSchema.parse(destinationBody()));
+    const name = receiverName();
+    const first = await submitTask(env, userId, { command: "ffmpeg -i https://example.com/in.mp4 out.mp4", with_metadata: false });
+    const { task_id: taskId } = await submitTask(env, userId, { command: "ffmpeg -i https://example.com/in.mp4 out.mp4", with_metadata: false, webhook: hookUrl(name, 204), destination: { id: destination.id, mode: "copy" } }, new Date(), first.task_id);
+    await acceptReport(env, { taskId, userId, run: 0 }, { type: "failed", seq: 0, error: "ffmpeg exited with 1", error_code: "FFMPEG_FAILED" });
+    const deadline = Date.now() + 10_000;
+    while ((await received(name)).length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    const [request] = await received(name);
+    const body = JSON.parse(request!.body);
+    expect(body).toMatchObject({ task_id: taskId, retry_of: first.task_id, destination: { id: destination.id, mode: "copy" } });
+    expect(body).toEqual(await (await api(`/v1/tasks/${taskId}`, key)).json());
   });
 });

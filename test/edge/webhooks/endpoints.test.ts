@@ -155,12 +155,12 @@ describe("registered webhook endpoints", () => {
     const task = await endedTask(null, "completed", user);
     await handOver(env, await handover(task.taskId));
     await attemptsUntil(target.id, 1);
-    expect(await redeliverEndpointEvent(env, target.id, `msg_${task.taskId}_completed`)).toBe(true);
+    expect(await redeliverEndpointEvent(env, { id: target.id, enabled: true }, `msg_${task.taskId}_completed`)).toBe(true);
     const requests = await receivedUntil(target.name, 2);
     expect(new Set(requests.map((request) => request.headers["webhook-id"]))).toEqual(new Set([`msg_${task.taskId}_completed`]));
     const [logged] = await attemptsUntil(target.id, 2);
     expect(logged!.attempts.map((attempt) => [attempt.attempt, attempt.redelivery])).toEqual([[1, false], [2, true]]);
-    expect(await redeliverEndpointEvent(env, target.id, "msg_unknown")).toBe(false);
+    expect(await redeliverEndpointEvent(env, { id: target.id, enabled: true }, "msg_unknown")).toBe(false);
   });
 
   it("get file.expired for each file the sweep deletes, when subscribed to it", async () => {

@@ -49,6 +49,15 @@ describe("checkSteps", () => {
     expect(refusal.detail).toContain("'clip.mp4'");
   });
 
+  it("refuses a reference to a numbered-pattern output saying it is one, and lists only the single files it could read", () => {
+    const first = `ffmpeg -i ${IN} -t 2 clip.mp4 -frames:v 3 frame_%03d.png`;
+    const refusal = refusalOf([{ command: first }, { command: "ffmpeg -i {{steps.0.outputs.frame_%03d.png}} b.mp4" }]);
+    expect(refusal).toMatchObject({ code: "STEP_REFERENCE_INVALID", step: 1 });
+    expect(refusal.detail).toContain("'frame_%03d.png' is a numbered pattern");
+    expect(refusal.detail).toContain("its single-file outputs are 'clip.mp4')");
+    expect(refusal.detail).not.toContain("has no output file");
+  });
+
   it.each([
     ["a path out of the job folder", "{{steps.0.outputs.../../etc/passwd}}"],
     ["a subfolder", "{{steps.0.outputs.sub/clip.mp4}}"],

@@ -1,6 +1,7 @@
 import { mkdir } from "node:fs/promises";
 import { relative } from "node:path";
 import { type Command, InvalidArgumentError } from "commander";
+import { deliveredOnly } from "../../../sdk/src/deliveries";
 import { FFedge, FFedgeError, type NewTask, type RunProgress, type Task, type TaskDestination } from "../../../sdk/src/index";
 import { connect, type GlobalOptions } from "../client";
 import { commandFromWords, resolveFromUser, userCwd } from "../context";
@@ -93,31 +94,52 @@ async function run(ff: FFedge, command: string | NewTask, flags: RunFlags): Prom
   }
 
   let task: Task;
+  // A failed delivery still ends the run with exit 1, but only after the outputs kept here are saved.
+  let undelivered: FFedgeError | undefined;
   try {
     task = await withInterrupt(reporter, (signal) => ff.run(command, { ...options, signal }), interrupted);
   } catch (error) {
     const failed = error instanceof FFedgeError ? (error.problem as { task?: Task }).task : undefined;
-    if (failed && flags.json) printJson(failed);
-    throw error;
+    if (failed && error instanceof FFedgeError && error.code === "DELIVERY_FAILED") {
+      task = failed;
+      undelivered = error;
+    } else {
+      if (failed && flags.json) printJson(failed);
+      throw error;
+    }
   }
+  reportDeliveries(reporter, task);
+  // Outputs delivered `only` are in the bucket alone: nothing to download, their URL is printed.
+  const here = (task.outputs ?? []).filter((output) => !deliveredOnly(output));
   const saved: string[] = [];
   if (flags.download) {
     await withInterrupt(
       reporter,
       async (signal) => {
-        for (const output of task.outputs ?? []) {
+        for (const output of here) {
           const path = await ff.download(output, outDir, { signal });
           saved.push(path);
           reporter.line(`Saved ${displayPath(path)} (${formatBytes(output.size)})`);
         }
       },
-      () => `ffedge: Interrupted: ${task.task_id} completed; ${saved.length} of ${task.outputs?.length ?? 0} outputs saved`,
+      () => `ffedge: Interrupted: ${task.task_id} completed; ${saved.length} of ${here.length} outputs saved`,
     );
   }
-  if (flags.json) return printJson(task);
-  if (flags.download) for (const path of saved) printLine(displayPath(path));
-  else for (const output of task.outputs ?? []) printLine(output.url);
-  if ((task.outputs ?? []).length === 0) note(`${task.task_id} completed without outputs.`);
+  if (flags.json) printJson(task);
+  else {
+    if (flags.download) for (const path of saved) printLine(displayPath(path));
+    for (const output of task.outputs ?? []) if (!flags.download || deliveredOnly(output)) printLine(output.url);
+    if ((task.outputs ?? []).length === 0) note(`${task.task_id} completed without outputs.`);
+  }
+  if (undelivered) throw undelivered;
+}
+
+/** Where each output went, on stderr: its bucket key and URL, or why its delivery failed. */
+function reportDeliveries(reporter: ProgressReporter, task: Task): void {
+  for (const { filename, destination } of task.outputs ?? []) {
+    if (destination?.status === "delivered") reporter.line(`Delivered ${filename} to ${destination.id} as ${destination.key}${destination.url ? ` (${destination.url})` : ""}`);
+    else if (destination?.status === "failed") reporter.line(`Not delivered ${filename} to ${destination.id}: ${destination.error_code ?? "INTERNAL"}${destination.error ? ` (${destination.error})` : ""}`);
+  }
 }
 
 function displayPath(path: string): string {

@@ -37,6 +37,12 @@ async function submit(this: IExecuteFunctions, item: number, body: IDataObject):
 	if (options.timeoutSeconds) body.timeout_seconds = options.timeoutSeconds;
 	if (options.webhook) body.webhook = options.webhook;
 	if (options.destination) body.destination = { id: options.destination, mode: options.destinationMode ?? 'copy' };
+	if (options.downloadOutputs && options.destination && options.destinationMode === 'only') {
+		throw new NodeOperationError(this.getNode(), 'Download Outputs needs Destination Mode Copy', {
+			description: 'With Only, ffedge deletes its copy of each output once your destination has it, so there is nothing here to download.',
+			itemIndex: item,
+		});
+	}
 	const created = await ffedgeRequest.call(this, 'POST', '/v1/tasks', { body, headers: idempotencyKey(this, item) });
 	return follow.call(this, item, String(created.task_id), options);
 }
@@ -60,6 +66,12 @@ async function follow(this: IExecuteFunctions, item: number, taskId: string, opt
  * large files out of memory), as PREFIX_0, PREFIX_1, … in the task's order of outputs.
  */
 async function download(this: IExecuteFunctions, task: IDataObject, prefix: string, names?: string[]): Promise<IBinaryKeyData> {
+	const destination = task.destination as { id: string; mode: string } | undefined;
+	if (destination?.mode === 'only') {
+		throw new NodeOperationError(this.getNode(), `Task ${String(task.task_id)} delivered its outputs only to destination ${destination.id}`, {
+			description: 'ffedge keeps no copy of them to download: read them from that bucket.',
+		});
+	}
 	const outputs = ((task.outputs ?? []) as Output[]).filter((output) => !names?.length || names.includes(output.filename));
 	const missing = names?.filter((name) => !outputs.some((output) => output.filename === name)) ?? [];
 	if (missing.length) throw new NodeOperationError(this.getNode(), `Task ${String(task.task_id)} has no output named ${missing.join(', ')}`);
