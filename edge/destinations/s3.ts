@@ -82,16 +82,46 @@ async function send(env: Env, target: S3Target, credentials: S3Credentials, requ
   throw await refusal(response, host, request);
 }
 
+/** An S3 error document is small; a server of the user's choosing may send any size, so no more than this is read. */
+const ERROR_BODY_BYTES = 4096;
+
 async function refusal(response: Response, host: string, request: S3Request): Promise<AppError> {
   // A body that breaks off leaves the status to name the refusal.
-  const text = (await response.text().catch(() => "")).slice(0, 4096);
-  const code = /<Code>([^<]{1,64})<\/Code>/.exec(text)?.[1] ?? `HTTP${response.status}`;
-  const message = /<Message>([^<]{1,300})<\/Message>/.exec(text)?.[1];
+  const text = await leadingText(response, ERROR_BODY_BYTES).catch(() => "");
+  // Only S3's own shape of code; the message without control characters: both reach terminals (the CLI prints `detail`).
+  const code = /<Code>([A-Za-z0-9.]{1,64})<\/Code>/.exec(text)?.[1] ?? `HTTP${response.status}`;
+  const message = /<Message>([^<]{1,300})<\/Message>/.exec(text)?.[1]?.replace(/[\u0000-\u001f\u007f-\u009f]/g, " ");
   const said = `${code}${message ? ` (${message})` : ""}`;
   if (CREDENTIAL_CODES.has(code)) {
     return new AppError("DESTINATION_CREDENTIALS", `${host} did not accept the destination's access key: ${said}.`, { s3_code: code });
   }
   return new AppError("DESTINATION_REFUSED", `${host} refused to ${request.action} '${request.key}': ${said}.`, { s3_code: code, s3_status: response.status });
+}
+
+/** The first `limit` bytes of the body as text; the rest is never read. */
+async function leadingText(response: Response, limit: number): Promise<string> {
+  if (!response.body) return "";
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    while (size < limit) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.byteLength;
+    }
+  } finally {
+    // Cancelling tells the server to stop; one that already closed has nothing left to stop.
+    await reader.cancel().catch(() => {});
+  }
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return new TextDecoder().decode(bytes.subarray(0, limit));
 }
 
 /** The stream with its length declared, so the PUT carries Content-Length instead of a chunked body. */

@@ -29,6 +29,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   };
 }
 
+/** The bytes of padding each `hostile-s3` answer wrote before its client went away. */
+const hostileSent: number[] = [];
 const hooks = new Map<string, { method?: string; headers: IncomingMessage["headers"]; body: string }[]>();
 
 async function route(request: IncomingMessage, response: ServerResponse): Promise<void> {
@@ -97,6 +99,25 @@ async function route(request: IncomingMessage, response: ServerResponse): Promis
     case "stall":
       response.writeHead(200, { "content-type": "video/mp4", "content-length": String(1024 * 1024) });
       response.write(patternBytes(0, 1024));
+      return;
+    case "hostile-s3": {
+      // A bucket whose server refuses every request with an S3 error carrying control characters, then
+      // 64 MiB of padding, written as fast as the client reads; `hostile-s3-log` says how much went out.
+      response.writeHead(500, { "content-type": "application/xml" });
+      response.write("<Error><Code>AccessDenied\u001b[31m</Code><Message>no\u001b[2J way</Message></Error>");
+      const padding = Buffer.alloc(ORIGIN_CHUNK, 32);
+      let sent = 0;
+      while (sent < 64 * 1024 * 1024 && !response.destroyed) {
+        if (!response.write(padding)) await Promise.race([once(response, "drain"), once(response, "close")]);
+        sent += padding.byteLength;
+      }
+      hostileSent.push(sent);
+      if (!response.destroyed) response.end();
+      return;
+    }
+    case "hostile-s3-log":
+      response.writeHead(200, { "content-type": "application/json" });
+      response.end(JSON.stringify(hostileSent));
       return;
     default:
       response.writeHead(404);
