@@ -226,6 +226,16 @@ describe("run() refusals and failed deliveries", () => {
     expect((await ff.files.list()).total).toBe(files);
   });
 
+  it("a run that fails part-way through its uploads deletes the ones already made", async () => {
+    const files = (await ff.files.list()).total;
+    // The first parameter is uploaded, then the second names no file.
+    const failed = await failure(ff.run({ preset: "sdk-scale", params: { video: "./in.mp4", logo: "./missing.png" } }, { cwd: dir }));
+    expect(failed.code).toBe("FILE_NOT_FOUND");
+    const steps = await failure(ff.run({ steps: [{ command: "ffmpeg -i ./in.mp4 -t 1 a.mp4" }, { command: "ffmpeg -i ./missing.mp4 b.mp4" }] }, { cwd: dir }));
+    expect(steps.code).toBe("FILE_NOT_FOUND");
+    expect((await ff.files.list()).total).toBe(files);
+  });
+
   it("rejects with DELIVERY_FAILED naming the output and its code once the retries to an unreachable bucket are spent", async () => {
     await ff.destinations.create({ name: "sdk-down", type: "s3", endpoint: `http://127.0.0.1:${await closedPort()}`, region: "us-east-1", bucket: "media", access_key_id: "AKIDDOWN", secret_access_key: "secret" });
     const error = await failure(ff.run("ffmpeg -i ./in.mp4 -t 1 -c copy lost.mp4", { cwd: dir, destination: { id: "sdk-down", mode: "only" } }));
