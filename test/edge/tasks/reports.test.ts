@@ -44,7 +44,8 @@ describe("receipts: the edge's signed word that it stored an output", () => {
     ["with a receipt for another size", (receipt: string) => ({ receipt, sizeDelta: 1, name: "out.mp4", fromOther: false, value: receipt })],
     ["with a receipt for another file name", (receipt: string) => ({ receipt, sizeDelta: 0, name: "other.mp4", fromOther: false, value: receipt })],
     ["with another task's receipt", (receipt: string) => ({ receipt, sizeDelta: 0, name: "out.mp4", fromOther: true, value: receipt })],
-    ["with a forged receipt", (receipt: string) => ({ receipt: `${receipt.slice(0, -2)}xx`, sizeDelta: 0, name: "out.mp4", fromOther: false, value: receipt })],
+    // One character changed well inside the MAC: the last ones may carry only padding bits, and the same bytes are no forgery.
+    ["with a forged receipt", (receipt: string) => ({ receipt: `${receipt.slice(0, -10)}${receipt.at(-10) === "A" ? "B" : "A"}${receipt.slice(-9)}`, sizeDelta: 0, name: "out.mp4", fromOther: false, value: receipt })],
   ])("checks R2 for an output reported %s, and fails the task when the object is not there", async (_case, make) => {
     const mine = await storedOutput();
     const other = await storedOutput();
