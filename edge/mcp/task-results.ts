@@ -64,3 +64,8 @@ export async function submitAndWait(caller: Caller, path: string, body: Record<s
   const created = await callJson<{ task_id: string }>(caller, "POST", path, body, headers);
   return taskResult(await waitForTask(caller, created.task_id, options.wait_seconds, reportProgress(extra)));
 }
+
+/** POST /v1/tasks with the tool's work (a command, a preset, steps) and its run arguments (runArguments), then as submitAndWait. */
+export function submitRun(caller: Caller, work: Record<string, unknown>, run: { wait_seconds: number; timeout_seconds?: number; idempotency_key?: string; destination?: unknown }, extra: Extra) {
+  return submitAndWait(caller, "/v1/tasks", { ...work, timeout_seconds: run.timeout_seconds, destination: run.destination }, run, extra);
+}

@@ -1,9 +1,9 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
-import { destination, idempotencyKey, taskId, timeoutSeconds, waitSeconds } from "./arguments";
+import { runArguments, taskId, waitSeconds } from "./arguments";
 import { type Caller, asTool, callApi, callJson, toolResult } from "./rest";
 import { type McpTask, McpLogSchema, McpTaskListSchema, McpTaskSchema, McpValidationSchema, toMcpTask } from "./schemas";
-import { reportProgress, submitAndWait, taskResult } from "./task-results";
+import { reportProgress, submitRun, taskResult } from "./task-results";
 import { MAX_WAIT_SECONDS, waitForTask } from "./wait";
 
 /** What every tool that takes a command repeats, so an agent reads the rules where it writes the command. */
@@ -32,14 +32,11 @@ export function registerTaskTools(server: McpServer, caller: Caller): void {
     description: `Runs an ffmpeg command in the cloud as a task and, if asked, waits for it to end. Returns the task: its id, status (pending, running, completed, failed), progress, and once completed each output's download URL.\n\n${COMMAND_RULES}\n\nCheck a command first with validate_command if unsure; a refused command is answered with the rule it broke.`,
     inputSchema: {
       command: z.string().min(1).max(16_384).describe("e.g. ffmpeg -i https://example.com/in.mp4 -vf scale=640:-2 -c:a copy small.mp4"),
-      wait_seconds: waitSeconds(30),
-      timeout_seconds: timeoutSeconds,
-      idempotency_key: idempotencyKey,
-      destination,
+      ...runArguments,
     },
     outputSchema: McpTaskSchema.shape,
     annotations: { openWorldHint: true },
-  }, ({ command, wait_seconds, timeout_seconds, idempotency_key, destination: target }, extra) => asTool(() => submitAndWait(caller, "/v1/tasks", { command, timeout_seconds, destination: target }, { wait_seconds, idempotency_key }, extra)));
+  }, ({ command, ...run }, extra) => asTool(() => submitRun(caller, { command }, run, extra)));
 
   // A tool of its own rather than optional fields on run_ffmpeg: a tool's input schema cannot say
   // "command, or preset with params", and an agent reads one clear shape per tool.
@@ -49,14 +46,11 @@ export function registerTaskTools(server: McpServer, caller: Caller): void {
     inputSchema: {
       preset: z.string().min(1).max(64).describe("The preset's name (e.g. thumbnail) or id, from list_presets"),
       params: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).default({}).describe('The parameters\' values by name, e.g. {"video": "https://example.com/in.mp4", "width": 320}'),
-      wait_seconds: waitSeconds(30),
-      timeout_seconds: timeoutSeconds,
-      idempotency_key: idempotencyKey,
-      destination,
+      ...runArguments,
     },
     outputSchema: McpTaskSchema.shape,
     annotations: { openWorldHint: true },
-  }, ({ preset, params, wait_seconds, timeout_seconds, idempotency_key, destination: target }, extra) => asTool(() => submitAndWait(caller, "/v1/tasks", { preset, params, timeout_seconds, destination: target }, { wait_seconds, idempotency_key }, extra)));
+  }, ({ preset, params, ...run }, extra) => asTool(() => submitRun(caller, { preset, params }, run, extra)));
 
   server.registerTool("list_presets", {
     title: "List presets",

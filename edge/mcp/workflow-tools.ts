@@ -1,10 +1,10 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import { MAX_STEPS } from "../../shared/schemas/tasks";
-import { destination, idempotencyKey, taskId, timeoutSeconds, waitSeconds } from "./arguments";
+import { idempotencyKey, runArguments, taskId, waitSeconds } from "./arguments";
 import { type Caller, asTool, callApi, callJson, toolResult } from "./rest";
 import { McpTaskSchema } from "./schemas";
-import { submitAndWait } from "./task-results";
+import { submitAndWait, submitRun } from "./task-results";
 import { COMMAND_RULES } from "./task-tools";
 
 /** What run_steps adds to the command rules, where the agent writes the steps. */
@@ -37,14 +37,11 @@ export function registerWorkflowTools(server: McpServer, caller: Caller): void {
         command: z.string().min(1).max(16_384).describe("One ffmpeg command; its inputs are URLs or {{steps.K.outputs.<file name>}} of an earlier step"),
         publish: z.boolean().optional().describe("false: this step's outputs stay private, for later steps only (default true; not allowed on the last step, whose outputs are the task's)"),
       })).min(2).max(MAX_STEPS).describe(`The commands in order, 2 to ${MAX_STEPS}`),
-      wait_seconds: waitSeconds(30),
-      timeout_seconds: timeoutSeconds,
-      idempotency_key: idempotencyKey,
-      destination,
+      ...runArguments,
     },
     outputSchema: McpTaskSchema.shape,
     annotations: { openWorldHint: true },
-  }, ({ steps, wait_seconds, timeout_seconds, idempotency_key, destination: target }, extra) => asTool(() => submitAndWait(caller, "/v1/tasks", { steps, timeout_seconds, destination: target }, { wait_seconds, idempotency_key }, extra)));
+  }, ({ steps, ...run }, extra) => asTool(() => submitRun(caller, { steps }, run, extra)));
 
   server.registerTool("retry_task", {
     title: "Run a finished task again",

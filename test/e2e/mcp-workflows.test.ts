@@ -13,18 +13,16 @@ type Task = { task_id: string; status: string; error?: string; outputs?: { filen
 type CallResult = { isError?: boolean; content: unknown; structuredContent?: Record<string, unknown> };
 
 const ctx = useStackWithClip({ seconds: 4, size: "640x360" });
-let receiver: WebhookReceiver;
+const receiver = WebhookReceiver.forFile();
 let client: Client;
 
 beforeAll(async () => {
-  receiver = await new WebhookReceiver().listen();
   client = new Client({ name: "ffedge-e2e-workflows", version: "1.0.0" });
   await client.connect(new StreamableHTTPClientTransport(new URL(`${ctx.stack.edgeUrl}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${ctx.user.key}` } } }));
 }, 60_000);
 
 afterAll(async () => {
   await client?.close();
-  await receiver?.close();
 });
 
 async function call<T>(name: string, args: Record<string, unknown>): Promise<T> {

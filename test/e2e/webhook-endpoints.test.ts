@@ -1,20 +1,12 @@
 import { Webhook } from "standardwebhooks";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { WebhookEventSchema } from "../../shared/schemas/webhooks";
 import { authed } from "../../scripts/lib/local-stack";
 import { getTask, registerEndpoint, submitTask, useStackWithClip, waitForEnd } from "./helpers";
 import { type ReceivedRequest, WebhookReceiver } from "./webhook-receiver";
 
 const ctx = useStackWithClip({ seconds: 2 }, { edgeVars: { WEBHOOK_TIMEOUT_SECONDS: "2", WEBHOOK_RETRY_SCHEDULE_SECONDS: "1" } });
-let receiver: WebhookReceiver;
-
-beforeAll(async () => {
-  receiver = await new WebhookReceiver().listen();
-});
-
-afterAll(async () => {
-  await receiver?.close();
-});
+const receiver = WebhookReceiver.forFile();
 
 function headersOf(request: ReceivedRequest): Record<string, string> {
   return Object.fromEntries(Object.entries(request.headers).map(([name, value]) => [name, String(value)]));

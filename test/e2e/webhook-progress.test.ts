@@ -1,19 +1,11 @@
 import { Webhook } from "standardwebhooks";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { WebhookEventSchema } from "../../shared/schemas/webhooks";
 import { registerEndpoint, submitTask, useStackWithClip, waitForEnd } from "./helpers";
 import { type ReceivedRequest, WebhookReceiver } from "./webhook-receiver";
 
 const ctx = useStackWithClip({ seconds: 20, size: "640x360" });
-let receiver: WebhookReceiver;
-
-beforeAll(async () => {
-  receiver = await new WebhookReceiver().listen();
-});
-
-afterAll(async () => {
-  await receiver?.close();
-});
+const receiver = WebhookReceiver.forFile();
 
 function headersOf(request: ReceivedRequest): Record<string, string> {
   return Object.fromEntries(Object.entries(request.headers).map(([name, value]) => [name, String(value)]));

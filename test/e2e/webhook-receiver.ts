@@ -1,6 +1,7 @@
 import { once } from "node:events";
 import { type IncomingHttpHeaders, type Server, createServer } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
+import { afterAll, beforeAll } from "vitest";
 
 /** What the receiver does with one request: answer a status (a 3xx to `location`), or never answer. */
 export type Reply = { status: number; location?: string } | "hang";
@@ -21,6 +22,18 @@ export class WebhookReceiver {
   private readonly sockets = new Set<Socket>();
   private server: Server | undefined;
   private port = 0;
+
+  /** A receiver listening before the file's tests and closed after them; use it inside tests only. */
+  static forFile(): WebhookReceiver {
+    const receiver = new WebhookReceiver();
+    beforeAll(async () => {
+      await receiver.listen();
+    });
+    afterAll(async () => {
+      await receiver.close();
+    });
+    return receiver;
+  }
 
   /** Listens on `port`, or on any free one. */
   async listen(port = 0): Promise<this> {
